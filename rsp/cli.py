@@ -1,0 +1,147 @@
+"""The ``rsp`` command line: subcommands, output formats, and error reporting without tracebacks
+(``file:line:column: message`` on stderr, exit code 2)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from rsp import __version__
+from rsp.errors import RspError, StreamError
+
+LARS_EXAMPLE = """example:
+  rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
+
+program syntax (see docs/lars.md):
+  q(A, B) :- [10] <> p(A, B).       % some time in the last 10 time points
+  alarm :- [5] [] isSteam.           % at every time point of the last 5
+  @T steam(V) :- [10] @T temp(V), V >= 100.
+stream lines: '<time> <atom>' (36 a(x1,y)), a bare time, or '<s> <p> <o> . # 36'"""
+
+
+class _Progress:
+    """A progress line on stderr for long runs, only when stderr is a terminal and not --quiet."""
+
+    def __init__(self, enabled: bool, total: int) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.total = total
+        self.started = time.monotonic()
+        self.last = self.started
+
+    def update(self, done: int, atoms: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.5:
+            return
+        self.last = now
+        rate = atoms / max(now - self.started, 1e-9)
+        sys.stderr.write(f"\r{done}/{self.total} time points, {rate:,.0f} atoms/s ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.last != self.started:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.engine import Engine
+    from rsp.io.atoms import read_atom_stream
+    from rsp.lars import load
+    from rsp.lars.model import format_atom
+
+    program = load(args.program)
+    if not args.quiet:
+        for warning in program.warnings:
+            print(warning, file=sys.stderr)
+
+    def report(error: StreamError) -> None:
+        print(error, file=sys.stderr)
+
+    stream = read_atom_stream(args.stream, on_error=report)
+    engine = Engine(program, impossible=not args.no_impossible)
+    total = 0 if stream.start is None else stream.end - stream.start + 1
+
+    def late(time_: int, pred: str, atom_args: tuple) -> None:
+        print(f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr)
+
+    progress = _Progress(not args.quiet, total)
+    write = out.write
+    fmt = args.format
+    for done, t in enumerate(engine.run(stream, on_late=late), 1):
+        if fmt == "count":
+            write(f'{{"time": {t}, "count": {engine.count()}}}\n')
+        else:
+            atoms = sorted(format_atom(p, a) for p, a in engine.output())
+            if fmt == "jsonl":
+                write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+            else:
+                write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+        progress.update(done, engine.stream_count)
+    progress.close()
+    if (stream.rejected or engine.late) and not args.quiet:
+        print(
+            f"{args.stream}: {stream.rejected} malformed line(s) skipped, {engine.late} late element(s) dropped",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rsp",
+        description="rsp: an RDF stream reasoner — continuous queries and LARS programs over streams.",
+        epilog="example:\n  rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rsp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    lars = sub.add_parser(
+        "lars",
+        help="run a LARS program over an atom or triple stream",
+        description="Evaluate a LARS program at every time point of a stream and print its output stream.",
+        epilog=LARS_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    lars.add_argument("program", help="the .lars program")
+    lars.add_argument("--stream", required=True, help="stream file: '<time> <atom>' lines or N-Triples with '# time'")
+    lars.add_argument("--format", choices=("jsonl", "count", "text"), default="jsonl",
+                      help="jsonl: {time, atoms} per time point; count: {time, count}; text: for people")
+    lars.add_argument("--output", "-o", help="write results to this file instead of stdout")
+    lars.add_argument("--quiet", "-q", action="store_true", help="no warnings, progress or summary on stderr")
+    lars.add_argument("--no-impossible", action="store_true",
+                      help="switch off the impossible-derivation optimisation (results are the same)")
+    lars.set_defaults(handler=_cmd_lars)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if getattr(args, "output", None):
+            with open(args.output, "w", encoding="utf-8") as out:
+                return args.handler(args, out)
+        return args.handler(args, sys.stdout)
+    except RspError as err:
+        print(err, file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"rsp: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

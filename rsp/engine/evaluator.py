@@ -1,0 +1,427 @@
+"""The incremental LARS evaluator: feeds stream atoms into annotated formula tables, evaluates the
+compiled rule plans stratum by stratum with semi-naive deltas, expires what passed its horizon, and
+answers what holds at each time point (docs/lars-semantics.md is the contract)."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from rsp.engine.plan import Literal, RulePlan, compile_rule
+from rsp.engine.store import NEVER, ExpiryQueue, FactTable, RunTracker, Table
+from rsp.errors import StreamError
+from rsp.io.atoms import AtomStream
+from rsp.lars.model import Constant, ExtAtom, Op, Rule, Var
+
+FormulaKey = tuple[str, Op, int | None, bool]
+"""(predicate, operator, window size or None, tuple-based)."""
+
+
+def formula_key(lit: ExtAtom) -> FormulaKey:
+    """Normalise an extended atom to the formula table it reads (``[n] p`` is plain ``p``)."""
+    window = lit.window
+    if window is not None and window.tuple_based:
+        return (lit.atom.pred, lit.op, window.size, True)
+    if lit.op is Op.PLAIN:
+        return (lit.atom.pred, Op.PLAIN, None, False)
+    return (lit.atom.pred, lit.op, None if window is None else window.size, False)
+
+
+def formula_pattern(lit: ExtAtom) -> tuple[Var | Constant, ...]:
+    """The terms at each key position of the formula table: the arguments, then T for ``@T``."""
+    if lit.op is Op.AT:
+        return (*lit.atom.args, lit.time)
+    return lit.atom.args
+
+
+@dataclass
+class PerTimeFormula:
+    """A □ or tuple-window formula: recomputed at every time point it is needed (horizon t)."""
+
+    key: FormulaKey
+    table: Table
+    computed_at: int | None = None
+    off_until: int = -(1 << 62)
+
+
+@dataclass
+class StratumPlan:
+    predicates: frozenset[str]
+    recursive: bool
+    plans: list[RulePlan] = field(default_factory=list)
+    per_time: list[PerTimeFormula] = field(default_factory=list)
+    own_boxes: list[PerTimeFormula] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+class Engine:
+    """Evaluates a checked LARS program over a stream, one time point at a time.
+
+    >>> from rsp.lars import parse
+    >>> engine = Engine(parse("q(X) :- [2] <> p(X)."))
+    >>> engine.step(0, [("p", ("a",))]); sorted(engine.output())
+    [('q', ('a',))]
+    >>> engine.step(3, []); sorted(engine.output())
+    []
+    """
+
+    def __init__(self, program, *, impossible: bool = True) -> None:
+        self.checked = program
+        self.impossible = impossible
+        self.queue = ExpiryQueue()
+        self.t: int | None = None
+        self.t1: int | None = None
+        self.late = 0
+        prog = program.program
+        self.intensional = frozenset(program.intensional)
+        self.at_head_preds = {r.head.atom.pred for r in prog.proper_rules if r.head.time is not None}
+        self.background: dict[str, set[tuple]] = {}
+        self._pending: list[tuple[int, int, str, tuple, int]] = []
+        self._seq = itertools.count()
+        for fact in prog.facts:
+            pred, args = fact.head.atom.pred, fact.head.atom.args
+            if fact.head.time is None:
+                self.background.setdefault(pred, set()).add(args)
+            else:
+                self._pending.append((fact.head.time, next(self._seq), pred, args, NEVER))
+        heapq.heapify(self._pending)
+        self._timed_facts = {item[1] for item in self._pending}
+
+        self.tables: dict[FormulaKey, Table] = {}
+        self.readers: dict[str, list[tuple[Op, int | None, Table]]] = {}
+        self.per_time: dict[FormulaKey, PerTimeFormula] = {}
+        self.facts: dict[str, FactTable] = {p: FactTable(p, self.queue) for p in self.intensional}
+        self.runs: dict[str, RunTracker] = {}
+        self.reach: dict[str, int] = {}
+        self.recent: deque = deque(maxlen=1)
+        self.stream_count = 0
+        self.stream_preds: set[str] = set()
+        self._off_preds: dict[str, int] = {}
+        self._rules_of: dict[str, list[RulePlan]] = {}
+        self._at_readers_now: dict[str, list[tuple[int | None, Table]]] = {}
+        tuple_sizes = [0]
+        self.strata: list[StratumPlan] = []
+        for stratum in program.strata:
+            sp = StratumPlan(stratum.predicates, stratum.recursive)
+            for rule in stratum.rules:
+                sp.plans.append(self._compile(rule, sp, tuple_sizes))
+            self.strata.append(sp)
+        self.recent = deque(maxlen=max(tuple_sizes))
+        self.all_tables = list(self.tables.values())
+
+    # -- compilation -------------------------------------------------------------------------------
+    def _table(self, lit: ExtAtom, tuple_sizes: list[int]) -> tuple[Table, PerTimeFormula | None]:
+        key = formula_key(lit)
+        table = self.tables.get(key)
+        pred, op, size, tuple_based = key
+        if table is None:
+            table = self.tables[key] = Table(f"{lit}", self.queue)
+            if tuple_based or op is Op.BOX:
+                self.per_time[key] = PerTimeFormula(key, table)
+                if tuple_based:
+                    tuple_sizes.append(size)
+                elif pred not in self.intensional:
+                    self.runs.setdefault(pred, RunTracker(self.queue))
+            else:
+                self.readers.setdefault(pred, []).append((op, size, table))
+                if op is Op.AT:
+                    self._at_readers_now.setdefault(pred, []).append((size, table))
+            reach = 0 if op is Op.PLAIN else (NEVER if size is None else size)
+            self.reach[pred] = max(self.reach.get(pred, 0), reach)
+        return table, self.per_time.get(key)
+
+    def _compile(self, rule: Rule, sp: StratumPlan, tuple_sizes: list[int]) -> RulePlan:
+        positives, negatives = [], []
+        boxes, plain_preds = [], []
+        for lit in rule.body:
+            if not isinstance(lit, ExtAtom):
+                continue
+            table, per_time = self._table(lit, tuple_sizes)
+            own = lit.atom.pred in sp.predicates
+            literal = Literal(table, formula_pattern(lit), own)
+            (negatives if lit.negated else positives).append(literal)
+            if table not in sp.tables:
+                sp.tables.append(table)
+            if per_time is not None and per_time not in sp.per_time:
+                sp.per_time.append(per_time)
+                if own and lit.op is Op.BOX:
+                    sp.own_boxes.append(per_time)
+            if not lit.negated:
+                if lit.op is Op.BOX and not per_time.key[3]:
+                    boxes.append(per_time)
+                elif lit.op is Op.PLAIN and lit.atom.pred in self.intensional and not own:
+                    plain_preds.append(lit.atom.pred)
+        head = rule.head.atom.pred
+        facts = self.facts[head]
+        plan = compile_rule(
+            f"r{id(rule)}", rule, positives, negatives,
+            self._emitter(head, facts), self._at_emitter(head, facts), NEVER,
+        )
+        plan.boxes = boxes
+        plan.plain_preds = plain_preds
+        self._rules_of.setdefault(head, []).append(plan)
+        return plan
+
+    def _emitter(self, pred: str, facts: FactTable):
+        def emit(args: tuple, horizon: int) -> None:
+            if facts.add_now(args, horizon):
+                self._feed_now(pred, args, horizon)
+
+        return emit
+
+    def _at_emitter(self, pred: str, facts: FactTable):
+        def emit_at(args: tuple, time, horizon: int) -> None:
+            if type(time) is not int:
+                if type(time) is float and time.is_integer():
+                    time = int(time)
+                else:
+                    return
+            if time < self.t1:
+                return
+            if time > self.t:
+                if horizon >= time:
+                    heapq.heappush(self._pending, (time, next(self._seq), pred, args, horizon))
+                return
+            if facts.add_fixed(args, time, horizon):
+                self._feed_fixed(pred, args, time, horizon)
+
+        return emit_at
+
+    # -- feeding facts into formula tables ----------------------------------------------------------
+    def _feed_now(self, pred: str, args: tuple, horizon: int) -> None:
+        t = self.t
+        for op, _size, table in self.readers.get(pred, ()):
+            if op is Op.AT:
+                table.update((*args, t), t)
+            else:
+                table.update(args, horizon)
+
+    def _feed_fixed(self, pred: str, args: tuple, time: int, horizon: int) -> None:
+        t = self.t
+        for op, size, table in self.readers.get(pred, ()):
+            if op is Op.PLAIN:
+                if time == t:
+                    table.update(args, t)
+                continue
+            valid = horizon if size is None or time + size > horizon else time + size
+            if valid >= t:
+                table.update((*args, time) if op is Op.AT else args, valid)
+
+    def _add_stream_atom(self, pred: str, args: tuple, counted: bool = True) -> None:
+        t = self.t
+        if counted:
+            self.stream_count += 1
+            self.recent.append((t, pred, args))
+        self.stream_preds.add(pred)
+        tracker = self.runs.get(pred)
+        if tracker is not None:
+            tracker.add(args, t)
+        facts = self.facts.get(pred)
+        if facts is not None:
+            reach = self.reach.get(pred, 0)
+            facts.add_fixed(args, t, NEVER if reach >= NEVER else t + reach)
+        self._feed_fixed(pred, args, t, NEVER)
+
+    # -- time --------------------------------------------------------------------------------------
+    def step(self, t: int, atoms: Iterable[tuple[str, tuple]] = ()) -> None:
+        """Advance the clock to ``t`` (later than the last step), add the stream atoms at ``t`` in
+        arrival order, and evaluate the program at ``t``."""
+        if self.t is not None and t <= self.t:
+            raise StreamError(f"time {t} is not after the last evaluated time {self.t}")
+        first = self.t1 is None
+        if first:
+            self.t1 = t
+        self.t = t
+        self.queue.expire_before(t)
+        for table in self.all_tables:
+            if table.delta:
+                table.delta.clear()
+        if first:
+            for pred, rows in self.background.items():
+                facts = self.facts.get(pred)
+                for args in rows:
+                    if facts is not None:
+                        facts.add_now(args, NEVER)
+                    self._feed_now(pred, args, NEVER)
+        self._reinject_at(t)
+        pending = self._pending
+        while pending and pending[0][0] <= t:
+            time, seq, pred, args, horizon = heapq.heappop(pending)
+            if time < self.t1:
+                continue
+            if seq in self._timed_facts:
+                if time == t:
+                    self._add_stream_atom(pred, args, counted=False)
+            elif horizon >= t:
+                self.facts[pred].add_fixed(args, time, horizon)
+                self._feed_fixed(pred, args, time, horizon)
+        for pred, args in atoms:
+            self._add_stream_atom(pred, args)
+        for sp in self.strata:
+            self._evaluate(sp, t)
+
+    def _reinject_at(self, t: int) -> None:
+        """``@T`` readers see atoms that hold at the evaluation time (plain-head facts, background
+        facts) at T = t: give them that instance at every time point."""
+        for pred, readers in self._at_readers_now.items():
+            facts = self.facts.get(pred)
+            background = self.background.get(pred, ())
+            for size, table in readers:
+                for args in background:
+                    table.update((*args, t), NEVER if size is None else t + size)
+                if facts is not None:
+                    for args in facts.now:
+                        if args not in background:
+                            table.update((*args, t), t)
+
+    # -- per-time formulas (□ and tuple windows) -----------------------------------------------------
+    def _compute(self, formula: PerTimeFormula, t: int, again: bool = False) -> None:
+        if formula.computed_at == t and not again:
+            return
+        formula.computed_at = t
+        pred, op, size, tuple_based = formula.key
+        if tuple_based:
+            self._compute_tuple(formula, pred, op, size, t)
+            return
+        if self.impossible and formula.off_until >= t:
+            return
+        table = formula.table
+        lo = max(self.t1, t - size)
+        background = self.background.get(pred, ())
+        found = bool(background)
+        for args in background:
+            table.update(args, t)
+        tracker = self.runs.get(pred)
+        if tracker is not None:
+            start = tracker.start
+            for args in tracker.current(t):
+                found = True
+                if start[args] <= lo:
+                    table.update(args, t)
+        else:
+            facts = self.facts[pred]
+            for args in facts.at_current(t):
+                found = True
+                if all(facts.holds_at(args, s) for s in range(lo, t)):
+                    table.update(args, t)
+        if not found and pred not in self.at_head_preds:
+            formula.off_until = t + size
+
+    def _compute_tuple(self, formula: PerTimeFormula, pred: str, op: Op, size: int, t: int) -> None:
+        table = formula.table
+        recent = self.recent
+        window = list(recent)[-size:] if size else []
+        start = window[0][0] if size and self.stream_count >= size else self.t1
+        background = self.background.get(pred, ())
+        if op is Op.BOX:
+            times: dict[tuple, set[int]] = {}
+            for time, p, args in window:
+                if p == pred:
+                    times.setdefault(args, set()).add(time)
+            span = t - start + 1
+            for args, seen in times.items():
+                if len(seen) == span:
+                    table.update(args, t)
+            for args in background:
+                table.update(args, t)
+            return
+        for time, p, args in window:
+            if p != pred:
+                continue
+            if op is Op.DIAMOND:
+                table.update(args, t)
+            elif op is Op.AT:
+                table.update((*args, time), t)
+            elif time == t:
+                table.update(args, t)
+        for args in background:
+            if op is Op.AT:
+                for s in range(start, t + 1):
+                    table.update((*args, s), t)
+            else:
+                table.update(args, t)
+
+    # -- strata ------------------------------------------------------------------------------------
+    def _rule_off(self, plan: RulePlan, t: int) -> bool:
+        for formula in plan.boxes:
+            if formula.off_until >= t:
+                return True
+        for pred in plan.plain_preds:
+            if self._off_preds.get(pred) == t:
+                return True
+        return False
+
+    def _evaluate(self, sp: StratumPlan, t: int) -> None:
+        for formula in sp.per_time:
+            self._compute(formula, t)
+        plans = sp.plans
+        if self.impossible:
+            plans = [p for p in plans if not self._rule_off(p, t)]
+            if not plans:
+                for pred in sp.predicates:
+                    facts = self.facts[pred]
+                    if (not facts.now and t not in facts.by_time and pred not in self.stream_preds
+                            and pred not in self.background):
+                        self._off_preds[pred] = t
+                return
+        start = {table: 0 for table in sp.tables}
+        first = True
+        while True:
+            end = {table: len(table.delta) for table in start}
+            for plan in plans:
+                if first and plan.volatile:
+                    plan.full(None, t)
+                    continue
+                for i, lit in enumerate(plan.positives):
+                    table = lit.table
+                    s, e = start[table], end[table]
+                    if e > s:
+                        plan.variants[i](table.delta[s:e], t)
+            start = end
+            first = False
+            if not sp.recursive:
+                return
+            for formula in sp.own_boxes:
+                self._compute(formula, t, again=True)
+            if all(len(table.delta) == start[table] for table in start):
+                return
+
+    # -- answers -----------------------------------------------------------------------------------
+    def output(self) -> Iterator[tuple[str, tuple]]:
+        """The intensional atoms that hold at the current time point."""
+        t = self.t
+        for pred in sorted(self.intensional):
+            for args in self.facts[pred].at_current(t):
+                yield pred, args
+
+    def count(self) -> int:
+        """How many intensional atoms hold at the current time point."""
+        t = self.t
+        return sum(facts.count_at(t) for facts in self.facts.values())
+
+    def run(self, stream: AtomStream, on_late=None) -> Iterator[int]:
+        """Evaluate every time point of the stream's timeline, yielding each after its evaluation.
+
+        Elements older than the time point being read are late: counted in :attr:`late`, passed to
+        ``on_late`` and dropped.
+        """
+        if stream.start is None:
+            return
+        elements = stream.elements
+        index, total = 0, len(elements)
+        for t in range(stream.start, stream.end + 1):
+            atoms = []
+            while index < total and elements[index][0] <= t:
+                time, pred, args = elements[index]
+                index += 1
+                if time < t:
+                    self.late += 1
+                    if on_late is not None:
+                        on_late(time, pred, args)
+                    continue
+                atoms.append((pred, args))
+            self.step(t, atoms)
+            yield t

@@ -1,0 +1,294 @@
+"""Compiled plans: each rule becomes Python functions, one per semi-naive variant (the i-th reads the
+delta of its i-th positive body atom) plus a full variant, generated as source code and compiled once.
+
+A plan joins formula tables (see :mod:`rsp.engine.store`) in a greedy order — probes with the most
+bound positions first — applies comparisons, assignments and negated atoms as soon as their variables
+are bound, and hands each head instance with its horizon (the minimum of its premises' horizons) to
+an emit function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rsp.engine.store import Table
+from rsp.lars.model import BinOp, Comparison, Constant, Expr, Rule, Var
+from rsp.lars.safety import assignment_target
+
+# ---------------------------------------------------------------------------------------------------
+# value semantics of comparisons and arithmetic (docs/lars-semantics.md)
+
+
+def _is_num(value: object) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def op_lt(a, b) -> bool:
+    if _is_num(a) != _is_num(b) or a is None or b is None:
+        return False
+    return a < b
+
+
+def op_le(a, b) -> bool:
+    if _is_num(a) != _is_num(b) or a is None or b is None:
+        return False
+    return a <= b
+
+
+def op_gt(a, b) -> bool:
+    return op_lt(b, a)
+
+
+def op_ge(a, b) -> bool:
+    return op_le(b, a)
+
+
+def op_add(a, b):
+    if _is_num(a) and _is_num(b):
+        return a + b
+    return None
+
+
+def op_sub(a, b):
+    if _is_num(a) and _is_num(b):
+        return a - b
+    return None
+
+
+def op_mul(a, b):
+    if _is_num(a) and _is_num(b):
+        return a * b
+    return None
+
+
+def op_div(a, b):
+    if not (_is_num(a) and _is_num(b)) or b == 0:
+        return None
+    if type(a) is int and type(b) is int:
+        return a // b if a % b == 0 else a / b
+    return a / b
+
+
+_ARITH = {"+": "op_add", "-": "op_sub", "*": "op_mul", "/": "op_div"}
+_COMPARE = {"<": "op_lt", "<=": "op_le", ">": "op_gt", ">=": "op_ge"}
+
+RUNTIME = {
+    "op_lt": op_lt, "op_le": op_le, "op_gt": op_gt, "op_ge": op_ge,
+    "op_add": op_add, "op_sub": op_sub, "op_mul": op_mul, "op_div": op_div,
+}
+
+
+@dataclass
+class Literal:
+    """A body atom as the planner sees it: the table it reads and the term at each key position."""
+
+    table: Table
+    pattern: tuple[Var | Constant, ...]
+    own: bool = False
+    """True when the table belongs to the stratum being evaluated (it can grow during a join)."""
+
+    def variables(self) -> set[str]:
+        return {p.name for p in self.pattern if isinstance(p, Var)}
+
+
+@dataclass
+class RulePlan:
+    """The compiled variants of one rule."""
+
+    rule: Rule
+    positives: list[Literal]
+    negatives: list[Literal]
+    volatile: bool
+    variants: list[Callable] = field(default_factory=list)
+    full: Callable | None = None
+    source: str = ""
+
+
+class _Gen:
+    """Generates one variant's source code."""
+
+    def __init__(self, plan_id: str, rule: Rule, positives: list[Literal], negatives: list[Literal],
+                 namespace: dict) -> None:
+        self.rule = rule
+        self.positives = positives
+        self.negatives = negatives
+        self.ns = namespace
+        self.plan_id = plan_id
+        self.lines: list[str] = []
+        self.depth = 1
+        self.bound: dict[str, str] = {}
+        self.consts: dict[object, str] = {}
+
+    def const(self, value: object) -> str:
+        name = self.consts.get((type(value), value))
+        if name is None:
+            name = f"c{len(self.consts)}"
+            self.consts[(type(value), value)] = name
+            self.ns[name] = value
+        return name
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def term(self, term: Var | Constant) -> str:
+        if isinstance(term, Var):
+            return self.bound[term.name]
+        return self.const(term)
+
+    def tuple_of(self, terms: tuple) -> str:
+        if not terms:
+            return "()"
+        return f"({', '.join(self.term(t) for t in terms)},)"
+
+    def expr(self, expr: Expr) -> str:
+        if isinstance(expr, BinOp):
+            return f"{_ARITH[expr.op]}({self.expr(expr.left)}, {self.expr(expr.right)})"
+        return self.term(expr)
+
+    def bind_key(self, key: str, pattern: tuple, skip: set[int]) -> None:
+        """Check constants and bound variables of ``pattern`` against ``key``; bind new variables."""
+        for j, term in enumerate(pattern):
+            if j in skip:
+                continue
+            if isinstance(term, Var):
+                if term.name in self.bound:
+                    self.emit(f"if {key}[{j}] != {self.bound[term.name]}: continue")
+                else:
+                    name = f"v_{term.name}"
+                    self.emit(f"{name} = {key}[{j}]")
+                    self.bound[term.name] = name
+            else:
+                self.emit(f"if {key}[{j}] != {self.const(term)}: continue")
+
+    def horizon(self, table_var: str, key: str, step: int) -> None:
+        self.emit(f"e = {table_var}[{key}]")
+        self.emit(f"h{step} = h{step - 1} if h{step - 1} < e else e")
+
+    def scan(self, step: int, lit: Literal, source: str | None) -> None:
+        """Open a loop over the candidates of ``lit`` (delta list when ``source`` is given)."""
+        tname = f"E{step}"
+        self.ns[tname] = lit.table.entries
+        key = f"k{step}"
+        bound_pos = tuple(
+            j for j, t in enumerate(lit.pattern)
+            if not isinstance(t, Var) or t.name in self.bound
+        )
+        if source is not None:
+            self.emit(f"for {key} in {source}:")
+            self.depth += 1
+            self.bind_key(key, lit.pattern, set())
+        elif len(bound_pos) == len(lit.pattern):
+            self.emit(f"{key} = {self.tuple_of(lit.pattern)}")
+            self.emit(f"if {key} not in {tname}: continue")
+        elif bound_pos:
+            iname = f"I{step}"
+            self.ns[iname] = lit.table.ensure_index(bound_pos)
+            values = ", ".join(self.term(lit.pattern[j]) for j in bound_pos)
+            candidates = f"{iname}.get(({values},), ())"
+            if lit.own:
+                candidates = f"list({candidates})"
+            self.emit(f"for {key} in {candidates}:")
+            self.depth += 1
+            self.bind_key(key, lit.pattern, set(bound_pos))
+        else:
+            candidates = f"list({tname})" if lit.own else tname
+            self.emit(f"for {key} in {candidates}:")
+            self.depth += 1
+            self.bind_key(key, lit.pattern, set())
+        self.horizon(tname, key, step)
+
+    def pending_checks(self, comparisons: list[Comparison], negatives: list[Literal]) -> None:
+        """Emit every comparison, assignment and negated atom whose variables are now bound."""
+        progress = True
+        while progress:
+            progress = False
+            for comp in list(comparisons):
+                target = assignment_target(comp, set(self.bound))
+                if target is not None:
+                    value = comp.right if isinstance(comp.left, Var) and comp.left.name == target else comp.left
+                    name = f"v_{target}"
+                    self.emit(f"{name} = {self.expr(value)}")
+                    self.emit(f"if {name} is None: continue")
+                    self.bound[target] = name
+                    comparisons.remove(comp)
+                    progress = True
+                elif comp.variables() <= set(self.bound):
+                    left, right = self.expr(comp.left), self.expr(comp.right)
+                    if comp.op == "=":
+                        cond = f"{left} == {right} and {left} is not None"
+                    elif comp.op == "!=":
+                        cond = f"{left} != {right} and {left} is not None and {right} is not None"
+                    else:
+                        cond = f"{_COMPARE[comp.op]}({left}, {right})"
+                    self.emit(f"if not ({cond}): continue")
+                    comparisons.remove(comp)
+                    progress = True
+            for lit in list(negatives):
+                if lit.variables() <= set(self.bound):
+                    nname = f"N{len(self.ns)}"
+                    self.ns[nname] = lit.table.entries
+                    self.emit(f"if {self.tuple_of(lit.pattern)} in {nname}: continue")
+                    negatives.remove(lit)
+                    progress = True
+
+    def generate(self, delta_index: int | None, volatile: bool) -> str:
+        name = f"variant_{self.plan_id}_{'full' if delta_index is None else delta_index}"
+        self.lines = [f"def {name}(delta, t):"]
+        self.emit("h0 = t if volatile else NEVER")
+        self.ns["volatile"] = volatile
+        self.emit("for _once in ONCE:")
+        self.depth += 1
+        comparisons = list(self.rule.comparisons())
+        negatives = list(self.negatives)
+        remaining = list(range(len(self.positives)))
+        step = 0
+        self.pending_checks(comparisons, negatives)
+        if delta_index is not None:
+            step += 1
+            remaining.remove(delta_index)
+            self.scan(step, self.positives[delta_index], "delta")
+            self.pending_checks(comparisons, negatives)
+        while remaining:
+            best = max(remaining, key=lambda i: self._score(self.positives[i]))
+            remaining.remove(best)
+            step += 1
+            self.scan(step, self.positives[best], None)
+            self.pending_checks(comparisons, negatives)
+        if comparisons or negatives:  # pragma: no cover - safety guarantees everything gets bound
+            raise AssertionError(f"unbound checks in {self.rule}")
+        head = self.rule.head
+        args = self.tuple_of(head.atom.args)
+        if head.time is None:
+            self.emit(f"emit({args}, h{step})")
+        else:
+            self.emit(f"emit_at({args}, {self.term(head.time)}, h{step})")
+        self.ns["ONCE"] = (0,)
+        return name
+
+    def _score(self, lit: Literal) -> tuple[int, int]:
+        bound = sum(1 for t in lit.pattern if not isinstance(t, Var) or t.name in self.bound)
+        full = bound == len(lit.pattern)
+        return (2 if full else 1 if bound else 0, bound)
+
+
+def compile_rule(plan_id: str, rule: Rule, positives: list[Literal], negatives: list[Literal],
+                 emit: Callable, emit_at: Callable, never: int) -> RulePlan:
+    """Compile ``rule`` into its variants; ``positives``/``negatives`` follow the rule's body order."""
+    volatile = bool(negatives) or not positives
+    plan = RulePlan(rule, positives, negatives, volatile)
+    sources = []
+    functions = []
+    for delta_index in [*range(len(positives)), None]:
+        namespace: dict = dict(RUNTIME, emit=emit, emit_at=emit_at, NEVER=never)
+        gen = _Gen(plan_id, rule, positives, negatives, namespace)
+        name = gen.generate(delta_index, volatile)
+        source = "\n".join(gen.lines)
+        sources.append(source)
+        code = compile(source, f"<plan of {rule.origin}: {rule}>", "exec")
+        exec(code, namespace)  # noqa: S102 - the source is generated from the rule model above
+        functions.append(namespace[name])
+    plan.source = "\n\n".join(sources)
+    plan.variants = functions[:-1]
+    plan.full = functions[-1]
+    return plan

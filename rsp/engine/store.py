@@ -1,0 +1,238 @@
+"""Annotated fact storage: formula tables keyed by ground instance with their horizon, per-predicate
+fact tables, the expiry queue keyed by horizon, and the run tracker that answers ⊞n□ over stream atoms.
+
+Every stored item carries only its horizon h: it is valid at every evaluation time from the moment it
+was stored up to h (its consideration time is implicit, since nothing is stored before it holds).
+Keeping the latest horizon of each item is the expiration-tagged maintenance of Barbieri et al.: an
+item is never deleted while a derivation still supports it, so nothing has to be re-derived.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Hashable
+
+NEVER = 1 << 62
+"""Horizon of items that never expire (background facts, stream atoms under an unbounded ``@T``)."""
+
+
+class ExpiryQueue:
+    """Buckets of (table, key) by horizon; ``expire_before(t)`` drops every item whose horizon is < t.
+
+    A table may be pushed the same key several times as its horizon grows; stale entries are skipped
+    when popped because the table's current horizon no longer equals the bucket's.
+    """
+
+    __slots__ = ("_buckets", "_heap")
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, list] = {}
+        self._heap: list[int] = []
+
+    def push(self, horizon: int, table: object, key: Hashable) -> None:
+        bucket = self._buckets.get(horizon)
+        if bucket is None:
+            if horizon >= NEVER:
+                return
+            self._buckets[horizon] = bucket = []
+            heapq.heappush(self._heap, horizon)
+        bucket.append((table, key))
+
+    def expire_before(self, t: int) -> None:
+        heap, buckets = self._heap, self._buckets
+        while heap and heap[0] < t:
+            horizon = heapq.heappop(heap)
+            for table, key in buckets.pop(horizon):
+                table.expire(key, horizon)
+
+    def __len__(self) -> int:
+        return sum(len(b) for b in self._buckets.values())
+
+
+class Table:
+    """Ground instances (tuples) with their horizon, hash indexes on chosen positions, and a delta log.
+
+    ``delta`` lists the keys whose horizon grew at the current time point, in order; the evaluator
+    reads slices of it (semi-naive evaluation) and clears it when time advances.
+    """
+
+    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list")
+
+    def __init__(self, name: str, queue: ExpiryQueue) -> None:
+        self.name = name
+        self.entries: dict[tuple, int] = {}
+        self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
+        self._index_list: list[tuple[tuple[int, ...], dict]] = []
+        self.delta: list[tuple] = []
+        self.queue = queue
+
+    def ensure_index(self, positions: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
+        """The index on ``positions`` (created on first use, filled from current entries)."""
+        index = self.indexes.get(positions)
+        if index is None:
+            index = {}
+            for key in self.entries:
+                index.setdefault(tuple(key[i] for i in positions), {})[key] = None
+            self.indexes[positions] = index
+            self._index_list.append((positions, index))
+        return index
+
+    def update(self, key: tuple, horizon: int) -> bool:
+        """Store ``key`` valid until ``horizon`` (keeping the larger horizon); True if it grew."""
+        entries = self.entries
+        old = entries.get(key)
+        if old is None:
+            entries[key] = horizon
+            for positions, index in self._index_list:
+                sub = tuple(key[i] for i in positions)
+                bucket = index.get(sub)
+                if bucket is None:
+                    index[sub] = {key: None}
+                else:
+                    bucket[key] = None
+        elif horizon > old:
+            entries[key] = horizon
+        else:
+            return False
+        self.queue.push(horizon, self, key)
+        self.delta.append(key)
+        return True
+
+    def expire(self, key: tuple, horizon: int) -> None:
+        entries = self.entries
+        if entries.get(key) != horizon:
+            return
+        del entries[key]
+        for positions, index in self._index_list:
+            sub = tuple(key[i] for i in positions)
+            bucket = index[sub]
+            del bucket[key]
+            if not bucket:
+                del index[sub]
+
+    def __repr__(self) -> str:
+        return f"Table({self.name}, {len(self.entries)} entries)"
+
+
+class FactTable:
+    """The facts of one predicate that the engine must keep as such (intensional predicates): atoms
+    that hold at the evaluation time (``now``) and atoms placed at a fixed time point (``fixed``)."""
+
+    __slots__ = ("pred", "now", "fixed", "by_time", "queue", "_now_expiry", "_fixed_expiry")
+
+    def __init__(self, pred: str, queue: ExpiryQueue) -> None:
+        self.pred = pred
+        self.now: dict[tuple, int] = {}
+        self.fixed: dict[tuple, dict[int, int]] = {}
+        self.by_time: dict[int, dict[tuple, None]] = {}
+        self.queue = queue
+        self._now_expiry = _NowExpiry(self)
+        self._fixed_expiry = _FixedExpiry(self)
+
+    def add_now(self, args: tuple, horizon: int) -> bool:
+        old = self.now.get(args)
+        if old is not None and old >= horizon:
+            return False
+        self.now[args] = horizon
+        self.queue.push(horizon, self._now_expiry, args)
+        return True
+
+    def add_fixed(self, args: tuple, time: int, horizon: int) -> bool:
+        times = self.fixed.get(args)
+        if times is None:
+            self.fixed[args] = times = {}
+        old = times.get(time)
+        if old is not None and old >= horizon:
+            return False
+        times[time] = horizon
+        if old is None:
+            self.by_time.setdefault(time, {})[args] = None
+        self.queue.push(horizon, self._fixed_expiry, (args, time))
+        return True
+
+    def holds_at(self, args: tuple, time: int) -> bool:
+        """Whether ``args`` holds at the past time point ``time`` (fixed facts only)."""
+        times = self.fixed.get(args)
+        return times is not None and time in times
+
+    def at_current(self, t: int) -> set[tuple]:
+        """Arguments of the atoms holding at the evaluation time t."""
+        result = set(self.now)
+        result.update(self.by_time.get(t, ()))
+        return result
+
+    def count_at(self, t: int) -> int:
+        at_t = self.by_time.get(t)
+        if not at_t:
+            return len(self.now)
+        now = self.now
+        return len(now) + sum(1 for args in at_t if args not in now)
+
+
+class _NowExpiry:
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: FactTable) -> None:
+        self.facts = facts
+
+    def expire(self, args: tuple, horizon: int) -> None:
+        now = self.facts.now
+        if now.get(args) == horizon:
+            del now[args]
+
+
+class _FixedExpiry:
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: FactTable) -> None:
+        self.facts = facts
+
+    def expire(self, key: tuple, horizon: int) -> None:
+        args, time = key
+        facts = self.facts
+        times = facts.fixed.get(args)
+        if times is None or times.get(time) != horizon:
+            return
+        del times[time]
+        if not times:
+            del facts.fixed[args]
+        at_time = facts.by_time[time]
+        del at_time[args]
+        if not at_time:
+            del facts.by_time[time]
+
+
+class RunTracker:
+    """For a stream predicate read under ⊞n□: per ground atom, the start of its current run of
+    consecutive time points. ⊞n□ p(c) holds at t iff p(c) arrived at t and its run started by t-n."""
+
+    __slots__ = ("start", "last", "at_time", "queue", "time")
+
+    def __init__(self, queue: ExpiryQueue) -> None:
+        self.start: dict[tuple, int] = {}
+        self.last: dict[tuple, int] = {}
+        self.at_time: list[tuple] = []
+        self.queue = queue
+        self.time: int | None = None
+
+    def add(self, args: tuple, t: int) -> None:
+        if self.time != t:
+            self.time = t
+            self.at_time = []
+        last = self.last.get(args)
+        if last == t:
+            return
+        if last != t - 1:
+            self.start[args] = t
+        self.last[args] = t
+        self.at_time.append(args)
+        self.queue.push(t + 1, self, args)
+
+    def expire(self, args: tuple, horizon: int) -> None:
+        # pushed with horizon last+1: still current if the atom did not arrive again since
+        if self.last.get(args) == horizon - 1:
+            del self.last[args]
+            del self.start[args]
+
+    def current(self, t: int) -> list[tuple]:
+        return self.at_time if self.time == t else []

@@ -1,0 +1,1 @@
+"""Reading and writing streams: atom streams for LARS programs, N-Triples with time comments."""

@@ -1,0 +1,244 @@
+"""The ``.lars`` text syntax: the lark grammar in ``lars.lark`` and a transformer that builds the rule model."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
+
+from rsp.errors import Position, ProgramError
+from rsp.lars.model import (
+    Atom,
+    BinOp,
+    Comparison,
+    ExtAtom,
+    Head,
+    Op,
+    Origin,
+    Program,
+    Rule,
+    Var,
+    Window,
+)
+
+_TOKEN_NAMES = {
+    "DOT": "'.'",
+    "COMMA": "','",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "IF": "':-'",
+    "VAR": "a variable",
+    "LNAME": "a name",
+    "PNAME_LN": "a prefixed name",
+    "PNAME_NS": "a prefix",
+    "IRIREF": "an IRI",
+    "STRING": "a string",
+    "INT": "an integer",
+    "DECIMAL": "a decimal",
+    "CMP": "a comparison",
+    "ADD": "'+' or '-'",
+    "MUL": "'*' or '/'",
+    "NOT": "'not'",
+    "DIAMOND": "'<>'",
+    "BOX": "'[]'",
+    "AT": "'@'",
+    "HASH": "'#'",
+    "MINUS": "'-'",
+    "$END": "end of input",
+}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark.open_from_package(
+        "rsp.lars", "lars.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True
+    )
+
+
+class _SemanticError(Exception):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+def _unescape(text: str) -> str:
+    return text
+
+
+class _ToModel(Transformer):
+    """Builds model objects from the parse tree; it resolves prefixed names and nothing else."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+        self.prefixes: dict[str, str] = {}
+
+    # terms -------------------------------------------------------------
+    def var(self, children):
+        return Var(str(children[0]))
+
+    def symbol(self, children):
+        return str(children[0])
+
+    def iri(self, children):
+        return str(children[0])
+
+    def pname(self, children):
+        tok: Token = children[0]
+        prefix, _, local = str(tok).partition(":")
+        if prefix not in self.prefixes:
+            raise _SemanticError(
+                f"undeclared prefix '{prefix}:' (declare it with @prefix {prefix}: <…> .)",
+                tok.line,
+                tok.column,
+            )
+        return f"<{self.prefixes[prefix]}{local}>"
+
+    def string(self, children):
+        return str(children[0])
+
+    def int_const(self, children):
+        return int(children[0])
+
+    def decimal_const(self, children):
+        return float(children[0])
+
+    def neg_int(self, children):
+        return -int(children[0])
+
+    def neg_decimal(self, children):
+        return -float(children[0])
+
+    # declarations -------------------------------------------------------
+    def prefix_decl(self, children):
+        name, iri = children
+        self.prefixes[str(name)[:-1]] = str(iri)[1:-1]
+        return None
+
+    # atoms ---------------------------------------------------------------
+    def atom(self, children):
+        pred, *args = children
+        args = tuple(a for a in args if a is not None)
+        return Atom(pred, args)
+
+    def time_window(self, children):
+        return Window(int(children[0]), False)
+
+    def tuple_window(self, children):
+        return Window(int(children[0]), True)
+
+    def diamond(self, children):
+        return (Op.DIAMOND, None)
+
+    def box(self, children):
+        return (Op.BOX, None)
+
+    def at(self, children):
+        return (Op.AT, children[0])
+
+    @v_args(meta=True)
+    def ext_atom(self, meta, children):
+        window, operator, atom = children
+        op, time = operator if operator is not None else (Op.PLAIN, None)
+        if op in (Op.DIAMOND, Op.BOX) and window is None:
+            raise _SemanticError(f"'{op.value}' needs a window in front of it, e.g. [10] {op.value}", meta.line, meta.column)
+        return ExtAtom(atom, op, window, time)
+
+    def ext_literal(self, children):
+        neg, ext = children
+        if neg is None:
+            return ext
+        return ExtAtom(ext.atom, ext.op, ext.window, ext.time, negated=True)
+
+    def binop(self, children):
+        left, op, right = children
+        return BinOp(str(op), left, right)
+
+    def comparison(self, children):
+        left, op, right = children
+        return Comparison(str(op), left, right)
+
+    def at_time(self, children):
+        return children[0]
+
+    def head(self, children):
+        time, atom = children
+        return Head(atom, time)
+
+    def body(self, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def rule(self, meta, children):
+        head, _, body = children
+        pos = Position(self.source, meta.line, meta.column)
+        return Rule(head, body or (), Origin(pos))
+
+    def start(self, children):
+        return [c for c in children if c is not None]
+
+
+def _describe_expected(expected: set[str]) -> str:
+    names = sorted({_TOKEN_NAMES.get(e, e.strip("_").lower() if e.isupper() else repr(e)) for e in expected})
+    if not names:
+        return ""
+    if len(names) > 6:
+        names = names[:6] + ["…"]
+    return "; expected " + ", ".join(names)
+
+
+def parse_program(text: str, source: str = "<string>") -> Program:
+    """Parse ``.lars`` text into a :class:`Program` (no checks beyond syntax; see :func:`rsp.lars.load`).
+
+    >>> print(parse_program("q(A,B) :- [10] <> p(A,B)."))
+    q(A,B) :- [10] <> p(A,B).
+    """
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, text, source) from None
+    transformer = _ToModel(source)
+    try:
+        rules = transformer.transform(tree)
+    except VisitError as err:
+        inner = err.orig_exc
+        if isinstance(inner, _SemanticError):
+            raise ProgramError(str(inner), Position(source, inner.line, inner.column)) from None
+        raise
+    return Program(tuple(rules), tuple(transformer.prefixes.items()), source)
+
+
+def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
+    line, column = err.line, err.column
+    if isinstance(err, UnexpectedCharacters):
+        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        message = f"unexpected character {char!r}{_describe_expected(set(err.allowed or ()))}"
+    elif isinstance(err, UnexpectedEOF):
+        lines = text.splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+        message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
+    elif isinstance(err, UnexpectedToken):
+        if err.token.type == "$END":
+            lines = text.rstrip("\n").splitlines() or [""]
+            line, column = len(lines), len(lines[-1]) + 1
+            message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
+        else:
+            message = f"unexpected {err.token!s:.40}{_describe_expected(set(err.expected))}"
+    else:  # pragma: no cover - lark has no other subclasses
+        message = str(err)
+    return ProgramError(message, Position(source, line, column))
+
+
+def parse_file(path: str | Path) -> Program:
+    """Parse a ``.lars`` file; errors carry the file name."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ProgramError(f"cannot read program: {err.strerror}", Position(str(path))) from None
+    return parse_program(text, str(path))

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from pathlib import Path
 
-from rsp.io.atoms import AtomStream, Element
 from rsp.lars.model import Program, format_atom
 from rsp.lars.parser import parse_file, parse_program
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
 from rsp.lars.windows import check_windows
 
-__all__ = ["CheckedProgram", "check", "parse", "load", "run", "AtomStream"]
+if TYPE_CHECKING:
+    from rsp.io.atoms import AtomStream
+
+__all__ = ["CheckedProgram", "check", "parse", "load", "run"]
 
 
 @dataclass(frozen=True)
@@ -61,13 +64,15 @@ def load(path: str | Path) -> CheckedProgram:
     return check(parse_file(path))
 
 
-def _as_stream(stream: AtomStream | Iterable[Element]) -> AtomStream:
+def _as_stream(stream):
+    from rsp.io.atoms import AtomStream
+
     return stream if isinstance(stream, AtomStream) else AtomStream.from_elements(stream)
 
 
 def run(
     program: CheckedProgram | Program | str,
-    stream: AtomStream | Iterable[Element],
+    stream: AtomStream | Iterable[tuple[int, str, tuple]],
     *,
     impossible: bool = True,
 ) -> Iterator[tuple[int, list[str]]]:

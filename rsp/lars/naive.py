@@ -1,5 +1,5 @@
-"""The naive reference evaluator: LARS semantics computed straight from docs/lars-semantics.md, from scratch at
-every time point, for differential testing of the incremental engine."""
+"""The naive reference evaluator: LARS semantics computed straight from docs/lars-semantics.md, from
+scratch at every time point, for differential testing of the incremental engine."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from rsp.lars.model import (
 Fact = tuple[str, tuple[Constant, ...]]
 Pair = tuple[Fact, int]  # (atom, s): "atom holds at time point s"
 Subst = dict[str, Constant]
+BackgroundFact = tuple[Fact, int | None]  # (atom, c) for "@c atom.", (atom, None) for "atom."
 
 __all__ = ["evaluate", "evaluate_sets"]
 
@@ -96,7 +97,7 @@ def _unify(terms: tuple[Term, ...], values: tuple[Constant, ...], sub: Subst) ->
     if len(terms) != len(values):
         return None
     out = dict(sub)
-    for term, value in zip(terms, values):
+    for term, value in zip(terms, values, strict=True):
         if isinstance(term, Var):
             if term.name not in out:
                 out[term.name] = value
@@ -119,7 +120,7 @@ def _bind_time(time: Var | int | None, s: int, sub: Subst) -> Subst | None:
 class _Context:
     """M_t being built at time t, with what the tuple windows need (stream elements, background facts)."""
 
-    def __init__(self, t1: int, t: int, elements: list[Element], facts: list[tuple[Fact, int | None]]) -> None:
+    def __init__(self, t1: int, t: int, elements: list[Element], facts: list[BackgroundFact]) -> None:
         self.t1, self.t = t1, t
         self.elements = [e for e in elements if e[0] <= t]
         self.facts = facts
@@ -143,7 +144,7 @@ class _Context:
             return points, self.pairs
         # Tuple window: W = the last n elements with time <= t; its range is [t', t].
         n = window.size
-        last = self.elements[max(0, len(self.elements) - n):] if n > 0 else []
+        last = self.elements[max(0, len(self.elements) - n) :] if n > 0 else []
         if len(self.elements) < n:
             start = t1
         else:
@@ -197,7 +198,7 @@ def _assignment_target(comp: Comparison, sub: Subst) -> tuple[str, Expr] | None:
 
 
 def _finish(rule: Rule, sub: Subst, ctx: _Context) -> Subst | None:
-    """Apply the comparisons/assignments, then the negated atoms, to a substitution from the positive atoms."""
+    """Apply comparisons and assignments, then negated atoms, to a substitution from the positive atoms."""
     pending = list(rule.comparisons())
     while pending:
         progress = False
@@ -253,7 +254,7 @@ def evaluate_sets(program: CheckedProgram, stream: AtomStream) -> list[tuple[int
     """For every t of the timeline, the output atoms ``(pred, args)`` at t (intensional predicates only)."""
     if stream.start is None or stream.end is None:
         return []
-    facts: list[tuple[Fact, int | None]] = []
+    facts: list[BackgroundFact] = []
     for rule in program.program.facts:
         atom, time = rule.head.atom, rule.head.time
         if time is None:

@@ -1,0 +1,59 @@
+"""The checking passes: safety, stratification (no negation through recursion), tuple windows."""
+
+from __future__ import annotations
+
+import pytest
+
+from rsp.errors import ProgramError
+from rsp.lars import parse
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("q(X) :- p(Y).", "head variable(s) X not bound"),
+        ("q(X) :- p(X), not r(Y).", "variable(s) Y of 'not r(Y)'"),
+        ("q(X) :- p(X), Y > 3.", "variable(s) Y of 'Y > 3'"),
+        ("q(Z) :- p(X), Z = X + Y.", "not bound"),
+        ("@T q :- p.", "head variable(s) T"),
+        ("p(X).", "head variable(s) X"),
+    ],
+)
+def test_unsafe_rules_are_refused_with_position(text: str, fragment: str) -> None:
+    with pytest.raises(ProgramError) as info:
+        parse("% header\n" + text, "u.lars")
+    assert str(info.value).startswith("u.lars:2:1: unsafe rule")
+    assert fragment in str(info.value)
+
+
+def test_assignments_bind_variables() -> None:
+    program = parse("@T z(W) :- [2] @U a(X), T = U + 1, W = T * X, W > 2.")
+    assert len(program.program.rules) == 1
+
+
+def test_negation_through_recursion_is_refused() -> None:
+    with pytest.raises(ProgramError) as info:
+        parse("a :- p, not b.\nb :- a.", "n.lars")
+    assert str(info.value).startswith("n.lars:1:1: negation through recursion")
+
+
+def test_stratified_negation_orders_strata() -> None:
+    program = parse("c :- not b.\nb :- a.\na :- p.")
+    order = [sorted(s.predicates) for s in program.strata]
+    assert order.index(["a"]) < order.index(["b"]) < order.index(["c"])
+
+
+def test_recursion_is_one_stratum() -> None:
+    program = parse("t(X,Y) :- e(X,Y).\nt(X,Z) :- t(X,Y), e(Y,Z).\nu(X) :- t(X,X).")
+    strata = {frozenset(s.predicates): s.recursive for s in program.strata}
+    assert strata == {frozenset({"t"}): True, frozenset({"u"}): False}
+
+
+def test_tuple_window_over_intensional_predicate_is_refused() -> None:
+    with pytest.raises(ProgramError) as info:
+        parse("i(X) :- p(X).\nj(X) :- [#3] <> i(X).", "t.lars")
+    assert str(info.value).startswith("t.lars:2:1: tuple window [#3] over 'i'")
+
+
+def test_windows_over_at_derived_predicates_do_not_warn() -> None:
+    assert parse("@T i(X) :- [3] @T p(X).\nj(X) :- [3] [] i(X).").warnings == ()

@@ -96,7 +96,8 @@ def _rule(draw: st.DrawFn, sig: Signature, levels: dict[str, int], head: str) ->
     positive_preds = list(EXTENSIONAL) * 2 + [i for i in INTENSIONAL if levels[i] <= level]
     negative_preds = list(EXTENSIONAL) + [i for i in INTENSIONAL if levels[i] < level]
     bound: set[str] = set()
-    body = [draw(_ext_atom(sig, positive_preds, bound, False)) for _ in range(draw(st.sampled_from((0, 1, 1, 2, 2, 3))))]
+    positives = draw(st.sampled_from((0, 1, 1, 2, 2, 3)))
+    body = [draw(_ext_atom(sig, positive_preds, bound, False)) for _ in range(positives)]
     for target in ASSIGNED_VARS[: draw(st.sampled_from((0, 0, 1, 1, 2)))]:
         body.append(f"{target} = {draw(_expression(bound))}")
         bound.add(target)
@@ -120,7 +121,7 @@ def _rule(draw: st.DrawFn, sig: Signature, levels: dict[str, int], head: str) ->
 
 @st.composite
 def _fact(draw: st.DrawFn, sig: Signature) -> str:
-    pred = draw(st.sampled_from(EXTENSIONAL + INTENSIONAL))
+    pred = draw(st.sampled_from(EXTENSIONAL * 2 + INTENSIONAL))  # mostly stream predicates (tuple windows)
     text = _atom(pred, [_term(draw(st.sampled_from(CONSTANTS))) for _ in range(sig[pred])])
     if draw(st.booleans()):
         text = f"@{draw(st.integers(0, MAX_TIME))} {text}"

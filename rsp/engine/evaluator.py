@@ -79,6 +79,7 @@ class Engine:
         self.intensional = frozenset(program.intensional)
         self.at_head_preds = {r.head.atom.pred for r in prog.proper_rules if r.head.time is not None}
         self.background: dict[str, set[tuple]] = {}
+        self.timed: dict[str, list[tuple[int, tuple]]] = {}
         self._pending: list[tuple[int, int, str, tuple, int]] = []
         self._seq = itertools.count()
         for fact in prog.facts:
@@ -87,6 +88,7 @@ class Engine:
                 self.background.setdefault(pred, set()).add(args)
             else:
                 self._pending.append((fact.head.time, next(self._seq), pred, args, NEVER))
+                self.timed.setdefault(pred, []).append((fact.head.time, args))
         heapq.heapify(self._pending)
         self._timed_facts = {item[1] for item in self._pending}
 
@@ -316,6 +318,10 @@ class Engine:
         window = list(recent)[-size:] if size else []
         start = window[0][0] if size and self.stream_count >= size else self.t1
         background = self.background.get(pred, ())
+        # facts placed at a time point (@c p.) are visible in the window when c lies in its range
+        timed = [(c, pred, args) for c, args in self.timed.get(pred, ()) if start <= c <= t]
+        if timed:
+            window = window + timed
         if op is Op.BOX:
             times: dict[tuple, set[int]] = {}
             for time, p, args in window:

@@ -93,11 +93,27 @@ def _parse_args(text: str | None) -> tuple[Constant, ...]:
     return tuple(args)
 
 
+_FAST_LINE = re.compile(r"([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)(?:\(([a-z0-9][A-Za-z0-9_,]*)\))?\s*$")
+
+
 def parse_line(line: str) -> tuple[int, str | None, tuple[Constant, ...]] | None:
     """Parse one stream line into (time, pred, args); pred is None for a bare time line.
 
     Returns ``None`` for blank and comment lines; raises ValueError with a reason for malformed ones.
+
+    >>> parse_line("36 a(x1,y)")
+    (36, 'a', ('x1', 'y'))
+    >>> parse_line('<http://s> <http://p> "v" . # 7')
+    (7, '<http://p>', ('<http://s>', '"v"'))
     """
+    fast = _FAST_LINE.match(line)
+    if fast is not None:
+        time, pred, text = fast.groups()
+        if text is None:
+            return int(time), pred, ()
+        parts = text.split(",")
+        if all(parts) and all(p[0] > "9" or p.isdigit() for p in parts):
+            return int(time), pred, tuple(int(p) if p[0] <= "9" else p for p in parts)
     stripped = line.strip()
     if not stripped or stripped[0] == "%" or (stripped[0] == "#"):
         return None

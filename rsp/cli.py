@@ -68,7 +68,9 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     total = 0 if stream.start is None else stream.end - stream.start + 1
 
     def late(time_: int, pred: str, atom_args: tuple) -> None:
-        print(f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr)
+        print(
+            f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
+        )
 
     progress = _Progress(not args.quiet, total)
     write = out.write
@@ -86,7 +88,8 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     progress.close()
     if (stream.rejected or engine.late) and not args.quiet:
         print(
-            f"{args.stream}: {stream.rejected} malformed line(s) skipped, {engine.late} late element(s) dropped",
+            f"{args.stream}: {stream.rejected} malformed line(s) skipped, "
+            f"{engine.late} late element(s) dropped",
             file=sys.stderr,
         )
     return 0
@@ -109,13 +112,22 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     lars.add_argument("program", help="the .lars program")
-    lars.add_argument("--stream", required=True, help="stream file: '<time> <atom>' lines or N-Triples with '# time'")
-    lars.add_argument("--format", choices=("jsonl", "count", "text"), default="jsonl",
-                      help="jsonl: {time, atoms} per time point; count: {time, count}; text: for people")
+    lars.add_argument(
+        "--stream", required=True, help="stream file: '<time> <atom>' lines or N-Triples with '# time'"
+    )
+    lars.add_argument(
+        "--format",
+        choices=("jsonl", "count", "text"),
+        default="jsonl",
+        help="jsonl: {time, atoms} per time point; count: {time, count}; text: for people",
+    )
     lars.add_argument("--output", "-o", help="write results to this file instead of stdout")
     lars.add_argument("--quiet", "-q", action="store_true", help="no warnings, progress or summary on stderr")
-    lars.add_argument("--no-impossible", action="store_true",
-                      help="switch off the impossible-derivation optimisation (results are the same)")
+    lars.add_argument(
+        "--no-impossible",
+        action="store_true",
+        help="switch off the impossible-derivation optimisation (results are the same)",
+    )
     lars.set_defaults(handler=_cmd_lars)
     return parser
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from golden_cases import GOLDEN, expected
+
 from rsp.cli import main
 
 
@@ -20,16 +20,28 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_jsonl_has_every_time_point(capsys) -> None:
-    code, out, _ = run_cli(capsys, "lars", str(GOLDEN / "laser_join/program.lars"),
-                           "--stream", str(GOLDEN / "laser_join/stream.txt"))
+    code, out, _ = run_cli(
+        capsys,
+        "lars",
+        str(GOLDEN / "laser_join/program.lars"),
+        "--stream",
+        str(GOLDEN / "laser_join/stream.txt"),
+    )
     assert code == 0
     records = [json.loads(line) for line in out.splitlines()]
     assert [(r["time"], r["atoms"]) for r in records] == expected("laser_join")
 
 
 def test_count_format(capsys) -> None:
-    code, out, _ = run_cli(capsys, "lars", str(GOLDEN / "chain/program.lars"),
-                           "--stream", str(GOLDEN / "chain/stream.txt"), "--format", "count")
+    code, out, _ = run_cli(
+        capsys,
+        "lars",
+        str(GOLDEN / "chain/program.lars"),
+        "--stream",
+        str(GOLDEN / "chain/stream.txt"),
+        "--format",
+        "count",
+    )
     assert code == 0
     assert [json.loads(line) for line in out.splitlines()] == [
         {"time": t, "count": len(atoms)} for t, atoms in expected("chain")
@@ -38,8 +50,17 @@ def test_count_format(capsys) -> None:
 
 def test_text_format_and_output_file(capsys, tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
-    code, out, _ = run_cli(capsys, "lars", str(GOLDEN / "chain/program.lars"),
-                           "--stream", str(GOLDEN / "chain/stream.txt"), "--format", "text", "-o", str(target))
+    code, out, _ = run_cli(
+        capsys,
+        "lars",
+        str(GOLDEN / "chain/program.lars"),
+        "--stream",
+        str(GOLDEN / "chain/stream.txt"),
+        "--format",
+        "text",
+        "-o",
+        str(target),
+    )
     assert code == 0 and out == ""
     lines = target.read_text().splitlines()
     assert lines[0].split() == ["0", "|", "h(a)", "i(a)"]
@@ -74,7 +95,7 @@ def test_missing_files_are_errors(capsys, tmp_path: Path) -> None:
 
 def test_malformed_lines_are_reported_counted_and_skipped(capsys, tmp_path: Path) -> None:
     stream = tmp_path / "s.txt"
-    stream.write_text("0 p(a)\n1 p(b\n<a> <b> \"open . # 2\n3 p(c)\n")
+    stream.write_text('0 p(a)\n1 p(b\n<a> <b> "open . # 2\n3 p(c)\n')
     code, out, err = run_cli(capsys, "lars", str(GOLDEN / "chain/program.lars"), "--stream", str(stream))
     assert code == 0
     assert f"{stream}:2: " in err and f"{stream}:3: unterminated string literal" in err
@@ -94,8 +115,13 @@ def test_late_elements_are_counted_and_dropped(capsys, tmp_path: Path) -> None:
 
 
 def test_warnings_go_to_stderr(capsys) -> None:
-    _, _, err = run_cli(capsys, "lars", str(GOLDEN / "plain_window/program.lars"),
-                        "--stream", str(GOLDEN / "plain_window/stream.txt"))
+    _, _, err = run_cli(
+        capsys,
+        "lars",
+        str(GOLDEN / "plain_window/program.lars"),
+        "--stream",
+        str(GOLDEN / "plain_window/stream.txt"),
+    )
     assert "warning: window [3] over 'i'" in err
 
 
@@ -109,5 +135,7 @@ def test_console_script_and_version() -> None:
     rsp = Path(sys.executable).parent / "rsp"  # installed by `pip install -e .` (make test does it)
     result = subprocess.run([str(rsp), "--version"], capture_output=True, text=True, check=True)
     assert result.stdout.startswith("rsp ")
-    result = subprocess.run([sys.executable, "-m", "rsp", "--version"], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "rsp", "--version"], capture_output=True, text=True, check=True
+    )
     assert result.stdout.startswith("rsp ")

@@ -3,11 +3,13 @@ must give, at every time point, exactly what the naive evaluator recomputes from
 
 from __future__ import annotations
 
-import pytest
-from hypothesis import HealthCheck, given, settings
+import os
 
+import pytest
 from golden_cases import GOLDEN, case_names
+from hypothesis import HealthCheck, given, settings
 from lars_strategies import cases
+
 from rsp.io.atoms import read_atom_lines, read_atom_stream
 from rsp.lars import load, parse, run
 from rsp.lars.naive import evaluate
@@ -26,24 +28,31 @@ def test_golden_programs_against_naive(name: str) -> None:
 
 FIXED = [
     # recursion through windows and @: transitive closure over a sliding window
-    ("t(X,Y) :- [3] <> e(X,Y).\nt(X,Z) :- t(X,Y), [3] <> e(Y,Z).",
-     "0 e(a,b)\n1 e(b,c)\n2 e(c,d)\n5 e(d,a)\n9"),
+    (
+        "t(X,Y) :- [3] <> e(X,Y).\nt(X,Z) :- t(X,Y), [3] <> e(Y,Z).",
+        "0 e(a,b)\n1 e(b,c)\n2 e(c,d)\n5 e(d,a)\n9",
+    ),
     # @-derived facts feeding a box and a diamond, with negation above them
-    ("@T hot(S) :- [4] @T temp(S,V), V > 30.\nalert(S) :- [2] [] hot(S).\nok(S) :- sensor(S), not alert(S).\n"
-     "sensor(s1).\nsensor(s2).",
-     "0 temp(s1,31)\n1 temp(s1,35)\n1 temp(s2,10)\n2 temp(s1,40)\n3 temp(s2,50)\n4 temp(s1,20)\n6"),
+    (
+        "@T hot(S) :- [4] @T temp(S,V), V > 30.\nalert(S) :- [2] [] hot(S).\n"
+        "ok(S) :- sensor(S), not alert(S).\nsensor(s1).\nsensor(s2).",
+        "0 temp(s1,31)\n1 temp(s1,35)\n1 temp(s2,10)\n2 temp(s1,40)\n3 temp(s2,50)\n4 temp(s1,20)\n6",
+    ),
     # background and timed facts through every window kind
-    ("value(3).\n@2 flag.\nk :- [#1] <> flag.\nj :- [#1] @2 flag.\nb :- [#1] [] flag.\n"
-     "v(X) :- [2] [] value(X).\nw(T) :- [1] @T value(X), X = 3.\nf(T) :- [3] @T flag.",
-     "0 p\n1 p\n2 p\n3 p\n5"),
+    (
+        "value(3).\n@2 flag.\nk :- [#1] <> flag.\nj :- [#1] @2 flag.\nb :- [#1] [] flag.\n"
+        "v(X) :- [2] [] value(X).\nw(T) :- [1] @T value(X), X = 3.\nf(T) :- [3] @T flag.",
+        "0 p\n1 p\n2 p\n3 p\n5",
+    ),
     # an @ head in the future is placed when its time comes, also under a negation
-    ("@T late(X) :- [5] @U p(X), T = U + 3.\nmiss(X) :- [5] <> p(X), not late(X).",
-     "0 p(a)\n2 p(b)\n9"),
+    ("@T late(X) :- [5] @U p(X), T = U + 3.\nmiss(X) :- [5] <> p(X), not late(X).", "0 p(a)\n2 p(b)\n9"),
     # box over a plain-derived predicate: only the window's first point or size 0 can hold
     ("i(X) :- p(X).\nb0(X) :- [0] [] i(X).\nb2(X) :- [2] [] i(X).", "0 p(a)\n1 p(a)\n2 p(a)"),
     # arithmetic corner cases: inexact and zero division, strings and numbers
-    ("d(Z) :- p(X,Y), Z = X / Y.\nlt(X) :- p(X,Y), X < Y.\nne(X) :- s(X), X != 1.",
-     '0 p(7,2)\n0 p(6,3)\n0 p(1,0)\n0 s("1")\n0 s(1)\n0 p(a,b)'),
+    (
+        "d(Z) :- p(X,Y), Z = X / Y.\nlt(X) :- p(X,Y), X < Y.\nne(X) :- s(X), X != 1.",
+        '0 p(7,2)\n0 p(6,3)\n0 p(1,0)\n0 s("1")\n0 s(1)\n0 p(a,b)',
+    ),
 ]
 
 
@@ -52,7 +61,11 @@ def test_fixed_cases_against_naive(program: str, stream: str) -> None:
     _check(parse(program), read_atom_lines(stream.splitlines()))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = int(os.environ.get("RSP_EXAMPLES", "300"))
+"""Generated cases per run; raise it for a longer search (RSP_EXAMPLES=4000 make test)."""
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_generated_programs_and_streams(case) -> None:
     program_text, lines = case

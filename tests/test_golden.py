@@ -4,8 +4,8 @@ expected outputs worked out by hand (the reasoning is in each program's comments
 from __future__ import annotations
 
 import pytest
-
 from golden_cases import GOLDEN, case_names, expected
+
 from rsp.io.atoms import read_atom_stream
 from rsp.lars import load, run
 
@@ -28,8 +28,16 @@ def test_naive_matches_golden(name: str) -> None:
 
 
 def test_golden_cases_exist() -> None:
-    assert {"laser_join", "laser2_shutdown", "cooling", "ticker_caching", "chain", "tuple_windows",
-            "not_window", "shifted_at"} <= set(case_names())
+    assert {
+        "laser_join",
+        "laser2_shutdown",
+        "cooling",
+        "ticker_caching",
+        "chain",
+        "tuple_windows",
+        "not_window",
+        "shifted_at",
+    } <= set(case_names())
 
 
 def test_plain_window_warns() -> None:

@@ -53,9 +53,12 @@ def test_printing_round_trips() -> None:
     [
         ("q :- [3] @T p, T >= 2.", ExtAtom(Atom("p"), Op.AT, Window(3), Var("T"))),
         ("q :- [#4] [] p(a).", ExtAtom(Atom("p", ("a",)), Op.BOX, Window(4, True))),
-        ("q :- not [#2] @T p(X, Y).", ExtAtom(Atom("p", (Var("X"), Var("Y"))), Op.AT, Window(2, True), Var("T"), True)),
+        (
+            "q :- not [#2] @T p(X, Y).",
+            ExtAtom(Atom("p", (Var("X"), Var("Y"))), Op.AT, Window(2, True), Var("T"), True),
+        ),
         ("q :- [2] p(a).", ExtAtom(Atom("p", ("a",)), Op.PLAIN, Window(2))),
-        ("q :- @5 p(-3, 2.25, \"s\").", ExtAtom(Atom("p", (-3, 2.25, '"s"')), Op.AT, None, 5)),
+        ('q :- @5 p(-3, 2.25, "s").', ExtAtom(Atom("p", (-3, 2.25, '"s"')), Op.AT, None, 5)),
         ("q :- nothing(_x).", ExtAtom(Atom("nothing", (Var("_x"),)))),
     ],
 )

@@ -159,8 +159,13 @@ class Engine:
         head = rule.head.atom.pred
         facts = self.facts[head]
         plan = compile_rule(
-            f"r{id(rule)}", rule, positives, negatives,
-            self._emitter(head, facts), self._at_emitter(head, facts), NEVER,
+            f"r{id(rule)}",
+            rule,
+            positives,
+            negatives,
+            self._emitter(head, facts),
+            self._at_emitter(head, facts),
+            NEVER,
         )
         plan.boxes = boxes
         plan.plain_preds = plain_preds
@@ -369,8 +374,12 @@ class Engine:
             if not plans:
                 for pred in sp.predicates:
                     facts = self.facts[pred]
-                    if (not facts.now and t not in facts.by_time and pred not in self.stream_preds
-                            and pred not in self.background):
+                    if (
+                        not facts.now
+                        and t not in facts.by_time
+                        and pred not in self.stream_preds
+                        and pred not in self.background
+                    ):
                         self._off_preds[pred] = t
                 return
         start = {table: 0 for table in sp.tables}
@@ -402,6 +411,22 @@ class Engine:
         for pred in sorted(self.intensional):
             for args in self.facts[pred].at_current(t):
                 yield pred, args
+
+    def explain(self, pred: str, args: tuple, time: int | None = None):
+        r"""The derivation of ``pred(args)`` at ``time`` (default: now) in the current answer, or None.
+
+        >>> from rsp.lars import parse
+        >>> engine = Engine(parse("i(X) :- [2] <> p(X).\nh(X) :- i(X)."))
+        >>> engine.step(0, [("p", ("a",))]); engine.step(1)
+        >>> print(engine.explain("h", ("a",)))
+        h(a) @ 1  by h(X) :- i(X).  (<string>:2:1)
+          i(a) @ 1
+            i(a) @ 1  by i(X) :- [2] <> p(X).  (<string>:1:1)
+              [2] <> p(a) @ 0
+        """
+        from rsp.engine.explain import Explainer
+
+        return Explainer(self).explain(pred, tuple(args), time)
 
     def count(self) -> int:
         """How many intensional atoms hold at the current time point."""

@@ -74,8 +74,14 @@ _ARITH = {"+": "op_add", "-": "op_sub", "*": "op_mul", "/": "op_div"}
 _COMPARE = {"<": "op_lt", "<=": "op_le", ">": "op_gt", ">=": "op_ge"}
 
 RUNTIME = {
-    "op_lt": op_lt, "op_le": op_le, "op_gt": op_gt, "op_ge": op_ge,
-    "op_add": op_add, "op_sub": op_sub, "op_mul": op_mul, "op_div": op_div,
+    "op_lt": op_lt,
+    "op_le": op_le,
+    "op_gt": op_gt,
+    "op_ge": op_ge,
+    "op_add": op_add,
+    "op_sub": op_sub,
+    "op_mul": op_mul,
+    "op_div": op_div,
 }
 
 
@@ -108,8 +114,9 @@ class RulePlan:
 class _Gen:
     """Generates one variant's source code."""
 
-    def __init__(self, plan_id: str, rule: Rule, positives: list[Literal], negatives: list[Literal],
-                 namespace: dict) -> None:
+    def __init__(
+        self, plan_id: str, rule: Rule, positives: list[Literal], negatives: list[Literal], namespace: dict
+    ) -> None:
         self.rule = rule
         self.positives = positives
         self.negatives = negatives
@@ -171,8 +178,7 @@ class _Gen:
         self.ns[tname] = lit.table.entries
         key = f"k{step}"
         bound_pos = tuple(
-            j for j, t in enumerate(lit.pattern)
-            if not isinstance(t, Var) or t.name in self.bound
+            j for j, t in enumerate(lit.pattern) if not isinstance(t, Var) or t.name in self.bound
         )
         if source is not None:
             self.emit(f"for {key} in {source}:")
@@ -206,7 +212,9 @@ class _Gen:
             for comp in list(comparisons):
                 target = assignment_target(comp, set(self.bound))
                 if target is not None:
-                    value = comp.right if isinstance(comp.left, Var) and comp.left.name == target else comp.left
+                    value = (
+                        comp.right if isinstance(comp.left, Var) and comp.left.name == target else comp.left
+                    )
                     name = f"v_{target}"
                     self.emit(f"{name} = {self.expr(value)}")
                     self.emit(f"if {name} is None: continue")
@@ -272,8 +280,15 @@ class _Gen:
         return (2 if full else 1 if bound else 0, bound)
 
 
-def compile_rule(plan_id: str, rule: Rule, positives: list[Literal], negatives: list[Literal],
-                 emit: Callable, emit_at: Callable, never: int) -> RulePlan:
+def compile_rule(
+    plan_id: str,
+    rule: Rule,
+    positives: list[Literal],
+    negatives: list[Literal],
+    emit: Callable,
+    emit_at: Callable,
+    never: int,
+) -> RulePlan:
     """Compile ``rule`` into its variants; ``positives``/``negatives`` follow the rule's body order."""
     volatile = bool(negatives) or not positives
     plan = RulePlan(rule, positives, negatives, volatile)

@@ -46,7 +46,9 @@ class AtomStream:
         self.mark(time)
 
     @classmethod
-    def from_elements(cls, elements: Iterable[Element], start: int | None = None, end: int | None = None) -> AtomStream:
+    def from_elements(
+        cls, elements: Iterable[Element], start: int | None = None, end: int | None = None
+    ) -> AtomStream:
         """Build a stream from (time, pred, args) triples; the timeline covers them and ``start``/``end``."""
         stream = cls()
         for time, pred, args in elements:
@@ -144,7 +146,9 @@ def parse_line(line: str) -> tuple[int, str | None, tuple[Constant, ...]] | None
 ErrorHandler = Callable[[StreamError], None]
 
 
-def read_atom_lines(lines: Iterable[str], source: str = "<stream>", on_error: ErrorHandler | None = None) -> AtomStream:
+def read_atom_lines(
+    lines: Iterable[str], source: str = "<stream>", on_error: ErrorHandler | None = None
+) -> AtomStream:
     """Read stream lines; each malformed line goes to ``on_error`` (default: raise) and is skipped."""
     stream = AtomStream()
     elements = stream.elements

@@ -14,8 +14,18 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER_TYPES = {
     f"<{XSD}{name}>"
     for name in (
-        "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
-        "nonPositiveInteger", "negativeInteger", "unsignedInt", "unsignedLong", "unsignedShort",
+        "integer",
+        "int",
+        "long",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "positiveInteger",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "unsignedInt",
+        "unsignedLong",
+        "unsignedShort",
         "unsignedByte",
     )
 }

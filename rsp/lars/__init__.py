@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rsp.lars.model import Program, format_atom
 from rsp.lars.parser import parse_file, parse_program

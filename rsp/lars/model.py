@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Union
 
 from rsp.errors import Position
 
-Constant = Union[str, int, float]
+Constant = str | int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +25,7 @@ class Var:
         return self.name
 
 
-Term = Union[Var, Constant]
+Term = Var | Constant
 
 
 def format_term(term: Term) -> str:
@@ -129,7 +128,7 @@ class BinOp:
         return format_expr(self)
 
 
-Expr = Union[Var, Constant, BinOp]
+Expr = Var | Constant | BinOp
 
 
 def expr_variables(expr: Expr) -> set[str]:
@@ -164,7 +163,7 @@ class Comparison:
         return expr_variables(self.left) | expr_variables(self.right)
 
 
-Literal = Union[ExtAtom, Comparison]
+Literal = ExtAtom | Comparison
 
 
 @dataclass(frozen=True, slots=True)

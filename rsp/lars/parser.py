@@ -1,4 +1,4 @@
-"""The ``.lars`` text syntax: the lark grammar in ``lars.lark`` and a transformer that builds the rule model."""
+"""The ``.lars`` syntax: the lark grammar in ``lars.lark`` and a transformer that builds the rule model."""
 
 from __future__ import annotations
 
@@ -146,7 +146,9 @@ class _ToModel(Transformer):
         window, operator, atom = children
         op, time = operator if operator is not None else (Op.PLAIN, None)
         if op in (Op.DIAMOND, Op.BOX) and window is None:
-            raise _SemanticError(f"'{op.value}' needs a window in front of it, e.g. [10] {op.value}", meta.line, meta.column)
+            raise _SemanticError(
+                f"'{op.value}' needs a window in front of it, e.g. [10] {op.value}", meta.line, meta.column
+            )
         return ExtAtom(atom, op, window, time)
 
     def ext_literal(self, children):

@@ -45,10 +45,14 @@ def check_safety(program: Program) -> None:
         for atom in rule.negative_atoms():
             missing = sorted(atom.variables() - bound)
             if missing:
-                problems.append(f"variable(s) {', '.join(missing)} of '{atom}' not bound by a positive body atom")
+                problems.append(
+                    f"variable(s) {', '.join(missing)} of '{atom}' not bound by a positive body atom"
+                )
         for comp in rule.comparisons():
             missing = sorted(comp.variables() - bound)
             if missing:
-                problems.append(f"variable(s) {', '.join(missing)} of '{comp}' not bound by a positive body atom")
+                problems.append(
+                    f"variable(s) {', '.join(missing)} of '{comp}' not bound by a positive body atom"
+                )
         if problems:
             raise ProgramError(f"unsafe rule '{rule}': {'; '.join(problems)}", rule.origin.position)

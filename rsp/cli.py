@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rsp import __version__
-from rsp.errors import RspError, StreamError
+from rsp.errors import Position, RspError, StreamError
 
 LARS_EXAMPLE = """example:
   rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
@@ -26,13 +26,12 @@ stream lines: '<time> <atom>' (36 a(x1,y)), a bare time, or '<s> <p> <o> . # 36'
 class _Progress:
     """A progress line on stderr for long runs, only when stderr is a terminal and not --quiet."""
 
-    def __init__(self, enabled: bool, total: int) -> None:
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
-        self.total = total
         self.started = time.monotonic()
         self.last = self.started
 
-    def update(self, done: int, atoms: int) -> None:
+    def update(self, time_point: int, atoms: int) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -40,7 +39,7 @@ class _Progress:
             return
         self.last = now
         rate = atoms / max(now - self.started, 1e-9)
-        sys.stderr.write(f"\r{done}/{self.total} time points, {rate:,.0f} atoms/s ")
+        sys.stderr.write(f"\rtime point {time_point}, {atoms:,} atoms, {rate:,.0f} atoms/s ")
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -51,7 +50,7 @@ class _Progress:
 
 def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.engine import Engine
-    from rsp.io.atoms import read_atom_stream
+    from rsp.io.atoms import iter_batches
     from rsp.lars import load
     from rsp.lars.model import format_atom
 
@@ -60,36 +59,43 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
 
+    rejected = 0
+
     def report(error: StreamError) -> None:
+        nonlocal rejected
+        rejected += 1
         print(error, file=sys.stderr)
 
-    stream = read_atom_stream(args.stream, on_error=report)
     engine = Engine(program, impossible=not args.no_impossible)
-    total = 0 if stream.start is None else stream.end - stream.start + 1
 
     def late(time_: int, pred: str, atom_args: tuple) -> None:
+        engine.late += 1
         print(
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    progress = _Progress(not args.quiet, total)
+    try:
+        handle = open(args.stream, encoding="utf-8")  # noqa: SIM115 - read lazily, closed below
+    except OSError as err:
+        raise StreamError(f"cannot read stream: {err.strerror}", Position(args.stream)) from None
+    progress = _Progress(not args.quiet)
     write = out.write
     fmt = args.format
-    for done, t in enumerate(engine.run(stream, on_late=late), 1):
-        if fmt == "count":
-            write(f'{{"time": {t}, "count": {engine.count()}}}\n')
-        else:
-            atoms = sorted(format_atom(p, a) for p, a in engine.output())
-            if fmt == "jsonl":
-                write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+    with handle:
+        for t in engine.run_batches(iter_batches(handle, args.stream, on_error=report, on_late=late)):
+            if fmt == "count":
+                write(f'{{"time": {t}, "count": {engine.count()}}}\n')
             else:
-                write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
-        progress.update(done, engine.stream_count)
+                atoms = sorted(format_atom(p, a) for p, a in engine.output())
+                if fmt == "jsonl":
+                    write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+                else:
+                    write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+            progress.update(t, engine.stream_count)
     progress.close()
-    if (stream.rejected or engine.late) and not args.quiet:
+    if (rejected or engine.late) and not args.quiet:
         print(
-            f"{args.stream}: {stream.rejected} malformed line(s) skipped, "
-            f"{engine.late} late element(s) dropped",
+            f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late element(s) dropped",
             file=sys.stderr,
         )
     return 0

@@ -173,27 +173,37 @@ class Engine:
         return plan
 
     def _emitter(self, pred: str, facts: FactTable):
-        def emit(args: tuple, horizon: int) -> None:
-            if facts.add_now(args, horizon):
-                self._feed_now(pred, args, horizon)
+        readers = self.readers.setdefault(pred, [])
+
+        def emit(derived: list[tuple[tuple, int]]) -> None:
+            grown = facts.add_now_many(derived, bool(readers))
+            if grown and readers:
+                t = self.t
+                for op, _size, table in readers:
+                    if op is Op.AT:
+                        table.update_many([(*args, t) for args, _h in grown], t)
+                    else:
+                        table.update_pairs(grown)
 
         return emit
 
     def _at_emitter(self, pred: str, facts: FactTable):
-        def emit_at(args: tuple, time, horizon: int) -> None:
-            if type(time) is not int:
-                if type(time) is float and time.is_integer():
-                    time = int(time)
-                else:
-                    return
-            if time < self.t1:
-                return
-            if time > self.t:
-                if horizon >= time:
-                    heapq.heappush(self._pending, (time, next(self._seq), pred, args, horizon))
-                return
-            if facts.add_fixed(args, time, horizon):
-                self._feed_fixed(pred, args, time, horizon)
+        def emit_at(derived: list[tuple[tuple, object, int]]) -> None:
+            t, t1 = self.t, self.t1
+            for args, time, horizon in derived:
+                if type(time) is not int:
+                    if type(time) is float and time.is_integer():
+                        time = int(time)
+                    else:
+                        continue
+                if time < t1:
+                    continue
+                if time > t:
+                    if horizon >= time:
+                        heapq.heappush(self._pending, (time, next(self._seq), pred, args, horizon))
+                    continue
+                if facts.add_fixed(args, time, horizon):
+                    self._feed_fixed(pred, args, time, horizon)
 
         return emit_at
 
@@ -217,20 +227,42 @@ class Engine:
             if valid >= t:
                 table.update((*args, time) if op is Op.AT else args, valid)
 
-    def _add_stream_atom(self, pred: str, args: tuple, counted: bool = True) -> None:
+    def _add_stream_atoms(self, atoms: list[tuple[str, tuple]], counted: bool = True) -> None:
+        """Add the stream atoms of the current time point (in arrival order) to every table."""
         t = self.t
         if counted:
-            self.stream_count += 1
-            self.recent.append((t, pred, args))
-        self.stream_preds.add(pred)
-        tracker = self.runs.get(pred)
-        if tracker is not None:
-            tracker.add(args, t)
-        facts = self.facts.get(pred)
-        if facts is not None:
-            reach = self.reach.get(pred, 0)
-            facts.add_fixed(args, t, NEVER if reach >= NEVER else t + reach)
-        self._feed_fixed(pred, args, t, NEVER)
+            self.stream_count += len(atoms)
+            if self.recent.maxlen:
+                self.recent.extend([(t, pred, args) for pred, args in atoms])
+        preds = {pred for pred, _args in atoms}
+        groups: dict[str, list[tuple]] = {}
+        if len(preds) == 1:
+            groups[preds.pop()] = [args for _pred, args in atoms]
+        else:
+            for pred, args in atoms:
+                rows = groups.get(pred)
+                if rows is None:
+                    groups[pred] = [args]
+                else:
+                    rows.append(args)
+        for pred, rows in groups.items():
+            self.stream_preds.add(pred)
+            tracker = self.runs.get(pred)
+            if tracker is not None:
+                for args in rows:
+                    tracker.add(args, t)
+            facts = self.facts.get(pred)
+            if facts is not None:
+                reach = self.reach.get(pred, 0)
+                for args in rows:
+                    facts.add_fixed(args, t, NEVER if reach >= NEVER else t + reach)
+            for op, size, table in self.readers.get(pred, ()):
+                if op is Op.PLAIN:
+                    table.update_many(rows, t)
+                elif op is Op.AT:
+                    table.update_many([(*args, t) for args in rows], NEVER if size is None else t + size)
+                else:
+                    table.update_many(rows, t + size)
 
     # -- time --------------------------------------------------------------------------------------
     def step(self, t: int, atoms: Iterable[tuple[str, tuple]] = ()) -> None:
@@ -261,12 +293,12 @@ class Engine:
                 continue
             if seq in self._timed_facts:
                 if time == t:
-                    self._add_stream_atom(pred, args, counted=False)
+                    self._add_stream_atoms([(pred, args)], counted=False)
             elif horizon >= t:
                 self.facts[pred].add_fixed(args, time, horizon)
                 self._feed_fixed(pred, args, time, horizon)
-        for pred, args in atoms:
-            self._add_stream_atom(pred, args)
+        if atoms:
+            self._add_stream_atoms(atoms if isinstance(atoms, list) else list(atoms))
         for sp in self.strata:
             self._evaluate(sp, t)
 
@@ -439,20 +471,22 @@ class Engine:
         Elements older than the time point being read are late: counted in :attr:`late`, passed to
         ``on_late`` and dropped.
         """
-        if stream.start is None:
-            return
-        elements = stream.elements
-        index, total = 0, len(elements)
-        for t in range(stream.start, stream.end + 1):
-            atoms = []
-            while index < total and elements[index][0] <= t:
-                time, pred, args = elements[index]
-                index += 1
-                if time < t:
-                    self.late += 1
-                    if on_late is not None:
-                        on_late(time, pred, args)
-                    continue
-                atoms.append((pred, args))
-            self.step(t, atoms)
-            yield t
+
+        def late(time: int, pred: str, args: tuple) -> None:
+            self.late += 1
+            if on_late is not None:
+                on_late(time, pred, args)
+
+        return self.run_batches(stream.batches(late))
+
+    def run_batches(self, batches: Iterable[tuple[int, list]]) -> Iterator[int]:
+        """Evaluate every time point from the first batch's time to the last one's, yielding each
+        after its evaluation; time points between batches are evaluated without new atoms."""
+        step = self.step
+        for time, atoms in batches:
+            if self.t is not None:
+                for gap in range(self.t + 1, time):
+                    step(gap)
+                    yield gap
+            step(time, atoms)
+            yield time

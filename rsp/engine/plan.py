@@ -126,6 +126,8 @@ class _Gen:
         self.depth = 1
         self.bound: dict[str, str] = {}
         self.consts: dict[object, str] = {}
+        self.key_vars: dict[str, tuple[str, ...]] = {}
+        """key variable -> the rule variables it binds, in order, when it binds only new variables"""
 
     def const(self, value: object) -> str:
         name = self.consts.get((type(value), value))
@@ -183,6 +185,7 @@ class _Gen:
         if source is not None:
             self.emit(f"for {key} in {source}:")
             self.depth += 1
+            self._note_key_vars(key, lit.pattern)
             self.bind_key(key, lit.pattern, set())
         elif len(bound_pos) == len(lit.pattern):
             self.emit(f"{key} = {self.tuple_of(lit.pattern)}")
@@ -201,8 +204,14 @@ class _Gen:
             candidates = f"list({tname})" if lit.own else tname
             self.emit(f"for {key} in {candidates}:")
             self.depth += 1
+            self._note_key_vars(key, lit.pattern)
             self.bind_key(key, lit.pattern, set())
         self.horizon(tname, key, step)
+
+    def _note_key_vars(self, key: str, pattern: tuple) -> None:
+        names = tuple(t.name for t in pattern if isinstance(t, Var) and t.name not in self.bound)
+        if len(names) == len(pattern) and len(set(names)) == len(names):
+            self.key_vars[key] = names
 
     def pending_checks(self, comparisons: list[Comparison], negatives: list[Literal]) -> None:
         """Emit every comparison, assignment and negated atom whose variables are now bound."""
@@ -244,6 +253,7 @@ class _Gen:
         name = f"variant_{self.plan_id}_{'full' if delta_index is None else delta_index}"
         self.lines = [f"def {name}(delta, t):"]
         self.emit("h0 = t if volatile else NEVER")
+        self.emit("out = []")
         self.ns["volatile"] = volatile
         self.emit("for _once in ONCE:")
         self.depth += 1
@@ -267,10 +277,16 @@ class _Gen:
             raise AssertionError(f"unbound checks in {self.rule}")
         head = self.rule.head
         args = self.tuple_of(head.atom.args)
+        head_vars = tuple(a.name if isinstance(a, Var) else None for a in head.atom.args)
+        for key, names in self.key_vars.items():
+            if names == head_vars and names:
+                args = key  # the head is the key itself: no new tuple
         if head.time is None:
-            self.emit(f"emit({args}, h{step})")
+            self.emit(f"out.append(({args}, h{step}))")
         else:
-            self.emit(f"emit_at({args}, {self.term(head.time)}, h{step})")
+            self.emit(f"out.append(({args}, {self.term(head.time)}, h{step}))")
+        self.depth = 1
+        self.emit(f"if out: {'emit' if head.time is None else 'emit_at'}(out)")
         self.ns["ONCE"] = (0,)
         return name
 

@@ -56,7 +56,7 @@ class Table:
     reads slices of it (semi-naive evaluation) and clears it when time advances.
     """
 
-    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list")
+    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list", "batch")
 
     def __init__(self, name: str, queue: ExpiryQueue) -> None:
         self.name = name
@@ -65,6 +65,7 @@ class Table:
         self._index_list: list[tuple[tuple[int, ...], dict]] = []
         self.delta: list[tuple] = []
         self.queue = queue
+        self.batch = _BatchExpiry(self)
 
     def ensure_index(self, positions: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
         """The index on ``positions`` (created on first use, filled from current entries)."""
@@ -98,6 +99,51 @@ class Table:
         self.delta.append(key)
         return True
 
+    def update_many(self, keys: list[tuple], horizon: int) -> None:
+        """:meth:`update` for many keys with one horizon (one queue entry for the whole batch)."""
+        if self._index_list:
+            for key in keys:
+                self.update(key, horizon)
+            return
+        entries = self.entries
+        if entries.keys().isdisjoint(keys):  # all new: one C-level update
+            fresh = dict.fromkeys(keys, horizon)
+            entries.update(fresh)
+            grown = list(fresh)
+        else:
+            grown = []
+            for key in keys:
+                old = entries.get(key)
+                if old is None or horizon > old:
+                    entries[key] = horizon
+                    grown.append(key)
+        if grown:
+            self.delta.extend(grown)
+            self.queue.push(horizon, self.batch, grown)
+
+    def update_pairs(self, pairs: list[tuple[tuple, int]]) -> None:
+        """:meth:`update` for (key, horizon) pairs; keys that grew are queued in one batch per horizon."""
+        if self._index_list:
+            for key, horizon in pairs:
+                self.update(key, horizon)
+            return
+        entries = self.entries
+        delta = self.delta
+        grown: dict[int, list[tuple]] = {}
+        for key, horizon in pairs:
+            old = entries.get(key)
+            if old is None or horizon > old:
+                entries[key] = horizon
+                delta.append(key)
+                batch = grown.get(horizon)
+                if batch is None:
+                    grown[horizon] = [key]
+                else:
+                    batch.append(key)
+        push, target = self.queue.push, self.batch
+        for horizon, batch in grown.items():
+            push(horizon, target, batch)
+
     def expire(self, key: tuple, horizon: int) -> None:
         entries = self.entries
         if entries.get(key) != horizon:
@@ -112,6 +158,27 @@ class Table:
 
     def __repr__(self) -> str:
         return f"Table({self.name}, {len(self.entries)} entries)"
+
+
+class _BatchExpiry:
+    """Queue entry for a batch of keys of one table stored with the same horizon."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def expire(self, keys: list[tuple], horizon: int) -> None:
+        table = self.table
+        if table._index_list:
+            for key in keys:
+                table.expire(key, horizon)
+            return
+        entries = table.entries
+        get = entries.get
+        for key in keys:
+            if get(key) == horizon:
+                del entries[key]
 
 
 class FactTable:
@@ -134,8 +201,36 @@ class FactTable:
         if old is not None and old >= horizon:
             return False
         self.now[args] = horizon
-        self.queue.push(horizon, self._now_expiry, args)
+        self.queue.push(horizon, self._now_expiry, [args])
         return True
+
+    def add_now_many(self, pairs: list[tuple[tuple, int]], keep: bool = True) -> list[tuple[tuple, int]]:
+        """:meth:`add_now` for (args, horizon) pairs; returns the pairs that grew (if ``keep``)."""
+        now = self.now
+        get = now.get
+        grown = []
+        batches: dict[int, list[tuple]] = {}
+        last_horizon, last_batch = None, None
+        for pair in pairs:
+            args, horizon = pair
+            old = get(args)
+            if old is None or horizon > old:
+                now[args] = horizon
+                if keep:
+                    grown.append(pair)
+                if horizon == last_horizon:
+                    last_batch.append(args)
+                    continue
+                last_batch = batches.get(horizon)
+                if last_batch is None:
+                    batches[horizon] = last_batch = [args]
+                else:
+                    last_batch.append(args)
+                last_horizon = horizon
+        push, target = self.queue.push, self._now_expiry
+        for horizon, batch in batches.items():
+            push(horizon, target, batch)
+        return grown
 
     def add_fixed(self, args: tuple, time: int, horizon: int) -> bool:
         times = self.fixed.get(args)
@@ -175,10 +270,12 @@ class _NowExpiry:
     def __init__(self, facts: FactTable) -> None:
         self.facts = facts
 
-    def expire(self, args: tuple, horizon: int) -> None:
+    def expire(self, batch: list[tuple], horizon: int) -> None:
         now = self.facts.now
-        if now.get(args) == horizon:
-            del now[args]
+        get = now.get
+        for args in batch:
+            if get(args) == horizon:
+                del now[args]
 
 
 class _FixedExpiry:

@@ -7,8 +7,9 @@ file and line, counted, and skipped; the rest of the stream is read.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,10 +34,12 @@ class AtomStream:
     start: int | None = None
     end: int | None = None
     rejected: int = 0
+    late: int = 0
 
     def mark(self, time: int) -> None:
-        """Extend the timeline to include ``time``."""
-        if self.start is None or time < self.start:
+        """Extend the timeline to ``time``; it starts at the first time read (a later, smaller time
+        is a late element, not a new start)."""
+        if self.start is None:
             self.start = time
         if self.end is None or time > self.end:
             self.end = time
@@ -53,13 +56,32 @@ class AtomStream:
         stream = cls()
         for time, pred, args in elements:
             stream.add(time, pred, args)
-        for bound in (start, end):
-            if bound is not None:
-                stream.mark(bound)
+        if start is not None:
+            stream.start = start if stream.start is None else min(start, stream.start)
+            stream.end = start if stream.end is None else stream.end
+        if end is not None:
+            stream.mark(end)
         return stream
 
     def __str__(self) -> str:
         return "\n".join(f"{t} {format_atom(p, a)}" for t, p, a in self.elements)
+
+    def batches(self, on_late: LateHandler | None = None) -> Iterator[Batch]:
+        """The elements as batches per time point (see :func:`iter_batches`), timeline ends included."""
+        batcher = _Batcher(on_late)
+        if self.start is not None:
+            batcher.add(self.start, None, ())
+        for element in self.elements:
+            done = batcher.add(*element)
+            if done is not None:
+                yield done
+        if self.end is not None and self.end != batcher.time:
+            done = batcher.add(self.end, None, ())
+            if done is not None:
+                yield done
+        done = batcher.finish()
+        if done is not None:
+            yield done
 
 
 def _constant(token: str) -> Constant:
@@ -144,30 +166,145 @@ def parse_line(line: str) -> tuple[int, str | None, tuple[Constant, ...]] | None
 
 
 ErrorHandler = Callable[[StreamError], None]
+LateHandler = Callable[[int, str, tuple], None]
+Batch = tuple[int, list[tuple[str, tuple[Constant, ...]]]]
+"""A time point and its stream atoms (pred, args) in arrival order."""
+
+_FAST_BLOCK = re.compile(
+    r"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\(([a-z0-9][A-Za-z0-9_]*(?:,[a-z0-9][A-Za-z0-9_]*)*)\)[ \t]*$",
+    re.MULTILINE,
+)
+_SYMBOLIC_BLOCK = re.compile(
+    r"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\(([a-z][A-Za-z0-9_]*(?:,[a-z][A-Za-z0-9_]*)*)\)[ \t]*$",
+    re.MULTILINE,
+)
+_NUMERIC_ARG = re.compile(r"(?:^|,)[0-9]")
+
+
+class _Batcher:
+    """Groups (time, pred, args) elements into batches per time point; older elements are late."""
+
+    __slots__ = ("time", "atoms", "on_late", "late")
+
+    def __init__(self, on_late: LateHandler | None) -> None:
+        self.time: int | None = None
+        self.atoms: list = []
+        self.on_late = on_late
+        self.late = 0
+
+    def add(self, time: int, pred: str | None, args: tuple) -> Batch | None:
+        """Add one element; returns the finished batch of the previous time point, if any."""
+        if time == self.time:
+            if pred is not None:
+                self.atoms.append((pred, args))
+            return None
+        if self.time is not None and time < self.time:
+            if pred is not None:  # a late bare time line marks nothing
+                self.late += 1
+                if self.on_late is not None:
+                    self.on_late(time, pred, args)
+            return None
+        done = None if self.time is None else (self.time, self.atoms)
+        self.time = time
+        self.atoms = [] if pred is None else [(pred, args)]
+        return done
+
+    def finish(self) -> Batch | None:
+        return None if self.time is None else (self.time, self.atoms)
+
+
+def iter_batches(
+    lines: Iterable[str],
+    source: str = "<stream>",
+    on_error: ErrorHandler | None = None,
+    on_late: LateHandler | None = None,
+    chunk: int = 4096,
+) -> Iterator[Batch]:
+    """Read stream lines lazily and yield one batch per time point present in the input.
+
+    Memory stays bounded by one chunk of lines and one time point's atoms, whatever the stream's
+    length. Malformed lines go to ``on_error`` (default: raise); elements older than the time point
+    being read go to ``on_late`` and are dropped. Time points without any line are not yielded (the
+    engine fills the gaps of the timeline).
+
+    >>> [b for b in iter_batches(["0 p(a)", "0 p(1)", "2", "3 q"])]
+    [(0, [('p', ('a',)), ('p', (1,))]), (2, []), (3, [('q', ())])]
+    """
+    batcher = _Batcher(on_late)
+    add = batcher.add
+    numeric = _NUMERIC_ARG.search
+    iterator = iter(lines)
+    number = 0
+    while True:
+        block = list(itertools.islice(iterator, chunk))
+        if not block:
+            break
+        text = "".join(block)
+        symbolic = True
+        found = _SYMBOLIC_BLOCK.findall(text)
+        if len(found) != len(block):
+            symbolic = False
+            found = _FAST_BLOCK.findall(text)
+        if len(found) == len(block):
+            current_text, current = None, batcher.atoms
+            for time_text, pred, arg_text in found:
+                if not symbolic and numeric(arg_text):
+                    args = parse_line(f"{time_text} {pred}({arg_text})")[2]
+                else:
+                    args = tuple(arg_text.split(","))
+                if time_text == current_text:
+                    current.append((pred, args))
+                    continue
+                done = add(int(time_text), pred, args)
+                if done is not None:
+                    yield done
+                if batcher.time == int(time_text):  # not late: later lines of this time go straight in
+                    current_text, current = time_text, batcher.atoms
+            number += len(block)
+            continue
+        for line in block:
+            number += 1
+            try:
+                parsed = parse_line(line)
+            except ValueError as err:
+                error = StreamError(str(err), Position(source, number))
+                if on_error is None:
+                    raise error from None
+                on_error(error)
+                continue
+            if parsed is not None:
+                done = add(*parsed)
+                if done is not None:
+                    yield done
+    done = batcher.finish()
+    if done is not None:
+        yield done
 
 
 def read_atom_lines(
-    lines: Iterable[str], source: str = "<stream>", on_error: ErrorHandler | None = None
+    lines: Iterable[str],
+    source: str = "<stream>",
+    on_error: ErrorHandler | None = None,
+    on_late: LateHandler | None = None,
 ) -> AtomStream:
-    """Read stream lines; each malformed line goes to ``on_error`` (default: raise) and is skipped."""
+    """Read stream lines into memory (see :func:`iter_batches` for errors and late elements)."""
     stream = AtomStream()
+
+    def rejected(error: StreamError) -> None:
+        if on_error is None:
+            raise error
+        stream.rejected += 1
+        on_error(error)
+
+    def late(time: int, pred: str, args: tuple) -> None:
+        stream.late += 1
+        if on_late is not None:
+            on_late(time, pred, args)
+
     elements = stream.elements
-    for number, line in enumerate(lines, 1):
-        try:
-            parsed = parse_line(line)
-        except ValueError as err:
-            error = StreamError(str(err), Position(source, number))
-            if on_error is None:
-                raise error from None
-            stream.rejected += 1
-            on_error(error)
-            continue
-        if parsed is None:
-            continue
-        time, pred, args = parsed
-        if pred is not None:
-            elements.append((time, pred, args))
+    for time, atoms in iter_batches(lines, source, rejected, late):
         stream.mark(time)
+        elements.extend((time, pred, args) for pred, args in atoms)
     return stream
 
 

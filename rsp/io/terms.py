@@ -72,7 +72,7 @@ def explain_bad_triple(line: str) -> str:
     stripped = line.strip()
     if stripped.count('"') % 2 == 1:
         return "unterminated string literal"
-    if stripped.startswith("<") and ">" not in stripped:
+    if re.search(r"<[^<>\s]*(\s|$)", stripped):
         return "unterminated IRI"
     if not stripped.split("#")[0].rstrip().endswith("."):
         return "statement does not end with '.'"

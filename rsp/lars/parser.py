@@ -55,7 +55,7 @@ _TOKEN_NAMES = {
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     return Lark.open_from_package(
-        "rsp.lars", "lars.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True
+        "rsp.lars", "lars.lark", parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True
     )
 
 

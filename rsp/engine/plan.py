@@ -249,8 +249,37 @@ class _Gen:
                     negatives.remove(lit)
                     progress = True
 
+    def _generate_single(self, name: str, delta_index: int | None) -> bool:
+        """A rule ``head :- one positive atom`` with distinct variables and nothing else becomes one
+        list comprehension (the common shape of window rules); returns False for any other rule."""
+        rule = self.rule
+        if len(self.positives) != 1 or self.negatives or rule.comparisons() or rule.head.time is not None:
+            return False
+        pattern = self.positives[0].pattern
+        names = [t.name for t in pattern if isinstance(t, Var)]
+        if len(names) != len(pattern) or len(set(names)) != len(names):
+            return False
+        position = {n: j for j, n in enumerate(names)}
+        head_args = rule.head.atom.args
+        if tuple(a.name if isinstance(a, Var) else None for a in head_args) == tuple(names):
+            head = "k"
+        else:
+            head = "(" + "".join(
+                f"k[{position[a.name]}], " if isinstance(a, Var) else f"{self.const(a)}, " for a in head_args
+            ) + ")"
+        self.ns["E"] = self.positives[0].table.entries
+        source = "delta" if delta_index is not None else "list(E)"
+        self.lines = [
+            f"def {name}(delta, t):",
+            f"    out = [({head}, E[k]) for k in {source}]",
+            "    if out: emit(out)",
+        ]
+        return True
+
     def generate(self, delta_index: int | None, volatile: bool) -> str:
         name = f"variant_{self.plan_id}_{'full' if delta_index is None else delta_index}"
+        if self._generate_single(name, delta_index):
+            return name
         self.lines = [f"def {name}(delta, t):"]
         self.emit("h0 = t if volatile else NEVER")
         self.emit("out = []")

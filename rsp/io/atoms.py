@@ -8,6 +8,7 @@ file and line, counted, and skipped; the rest of the stream is read.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -179,6 +180,7 @@ _SYMBOLIC_BLOCK = re.compile(
     re.MULTILINE,
 )
 _NUMERIC_ARG = re.compile(r"(?:^|,)[0-9]")
+_first = operator.itemgetter(0)
 
 
 class _Batcher:
@@ -207,6 +209,20 @@ class _Batcher:
         done = None if self.time is None else (self.time, self.atoms)
         self.time = time
         self.atoms = [] if pred is None else [(pred, args)]
+        return done
+
+    def add_many(self, time: int, atoms: list) -> Batch | None:
+        """Add the atoms of one time point (in arrival order); like :meth:`add`."""
+        if time == self.time:
+            self.atoms.extend(atoms)
+            return None
+        if self.time is not None and time < self.time:
+            for pred, args in atoms:
+                self.add(time, pred, args)
+            return None
+        done = None if self.time is None else (self.time, self.atoms)
+        self.time = time
+        self.atoms = atoms
         return done
 
     def finish(self) -> Batch | None:
@@ -245,6 +261,13 @@ def iter_batches(
         if len(found) != len(block):
             symbolic = False
             found = _FAST_BLOCK.findall(text)
+        if symbolic and len(found) == len(block):
+            for time_text, group in itertools.groupby(found, _first):
+                done = batcher.add_many(int(time_text), [(pred, tuple(a.split(","))) for _t, pred, a in group])
+                if done is not None:
+                    yield done
+            number += len(block)
+            continue
         if len(found) == len(block):
             current_text, current = None, batcher.atoms
             for time_text, pred, arg_text in found:

@@ -345,9 +345,13 @@ def run_target(args: argparse.Namespace, data: Path) -> dict[str, Any]:
         else:
             entry["error"] = measured.failure()
         result[label] = entry
-    if "wall" in result["rsp"] and "wall" in result["minimal"]:
-        result["ratio"] = result["rsp"]["wall"] / result["minimal"]["wall"]
+    # The reference is "a dict of horizons plus a bucket queue": minimal.py --plain.
+    # minimal.py (set-based, no bytecode per line) is a stricter second reference, reported beside it.
+    if "wall" in result["rsp"] and "wall" in result["minimal_plain"]:
+        result["ratio"] = result["rsp"]["wall"] / result["minimal_plain"]["wall"]
         result["meets_target"] = result["ratio"] <= TARGET_RATIO
+    if "wall" in result["rsp"] and "wall" in result["minimal"]:
+        result["ratio_sets"] = result["rsp"]["wall"] / result["minimal"]["wall"]
     if "rsp" in outputs and "minimal" in outputs:
         result["counts"] = first_difference(outputs["rsp"], outputs["minimal"])
     if "minimal" in outputs:
@@ -463,7 +467,10 @@ def print_target(result: dict[str, Any]) -> None:
     print(table(headers, rows))
     if "ratio" in result:
         verdict = "meets" if result["meets_target"] else "MISSES"
-        print(f"ratio rsp / minimal: {result['ratio']:.2f}x (target <= {TARGET_RATIO:g}x: {verdict})")
+        print(f"ratio rsp / minimal --plain (dict of horizons + bucket queue): {result['ratio']:.2f}x "
+              f"(target <= {TARGET_RATIO:g}x: {verdict})")
+    if "ratio_sets" in result:
+        print(f"ratio rsp / minimal (set-based, no bytecode per line): {result['ratio_sets']:.2f}x")
     if "counts" in result:
         print(f"counts rsp vs minimal: {result['counts']}")
     if "minimal_self_check" in result:

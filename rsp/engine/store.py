@@ -109,7 +109,7 @@ class Table:
         if entries.keys().isdisjoint(keys):  # all new: one C-level update
             fresh = dict.fromkeys(keys, horizon)
             entries.update(fresh)
-            grown = list(fresh)
+            grown = keys if len(fresh) == len(keys) else list(fresh)
         else:
             grown = []
             for key in keys:
@@ -160,6 +160,14 @@ class Table:
         return f"Table({self.name}, {len(self.entries)} entries)"
 
 
+def _drop(entries: dict, keys: list, horizon: int) -> None:
+    """Delete the keys still stored with ``horizon`` (the others were extended since)."""
+    get = entries.get
+    for key in keys:
+        if get(key) == horizon:
+            del entries[key]
+
+
 class _BatchExpiry:
     """Queue entry for a batch of keys of one table stored with the same horizon."""
 
@@ -174,11 +182,7 @@ class _BatchExpiry:
             for key in keys:
                 table.expire(key, horizon)
             return
-        entries = table.entries
-        get = entries.get
-        for key in keys:
-            if get(key) == horizon:
-                del entries[key]
+        _drop(table.entries, keys, horizon)
 
 
 class FactTable:
@@ -271,11 +275,7 @@ class _NowExpiry:
         self.facts = facts
 
     def expire(self, batch: list[tuple], horizon: int) -> None:
-        now = self.facts.now
-        get = now.get
-        for args in batch:
-            if get(args) == horizon:
-                del now[args]
+        _drop(self.facts.now, batch, horizon)
 
 
 class _FixedExpiry:

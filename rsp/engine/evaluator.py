@@ -113,6 +113,36 @@ class Engine:
             self.strata.append(sp)
         self.recent = deque(maxlen=max(tuple_sizes))
         self.all_tables = list(self.tables.values())
+        self.aliases: dict[str, Table] = {}
+        for sp in self.strata:
+            for plan in list(sp.plans):
+                if self._alias(plan):
+                    sp.plans.remove(plan)
+
+    def _alias(self, plan: RulePlan) -> bool:
+        """A predicate defined only by ``q(X…) :- F(X…)`` (one body formula, same distinct variables in
+        the same order, no other condition) and read by no rule holds exactly the formula's instances
+        with their horizons: let q's facts *be* the formula table instead of copying every instance."""
+        rule = plan.rule
+        head = rule.head
+        if head.time is not None or len(plan.positives) != 1 or plan.negatives or rule.comparisons():
+            return False
+        literal = plan.positives[0]
+        if literal.pattern != head.atom.args or len(set(literal.pattern)) != len(literal.pattern):
+            return False
+        if not all(isinstance(term, Var) for term in literal.pattern):
+            return False
+        pred = head.atom.pred
+        if len(self._rules_of[pred]) != 1 or pred in self.background or self.readers.get(pred):
+            return False
+        if any(key[0] == pred for key in self.tables) or literal.table in self._at_tables():
+            return False
+        self.facts[pred].now = literal.table.entries
+        self.aliases[pred] = literal.table
+        return True
+
+    def _at_tables(self) -> set[Table]:
+        return {table for key, table in self.tables.items() if key[1] is Op.AT}
 
     # -- compilation -------------------------------------------------------------------------------
     def _table(self, lit: ExtAtom, tuple_sizes: list[int]) -> tuple[Table, PerTimeFormula | None]:

@@ -171,15 +171,23 @@ LateHandler = Callable[[int, str, tuple], None]
 Batch = tuple[int, list[tuple[str, tuple[Constant, ...]]]]
 """A time point and its stream atoms (pred, args) in arrival order."""
 
+_FAST_ARG = r"(?:[a-z][A-Za-z0-9_]*|-?[0-9]+(?:\.[0-9]+)?)"
 _FAST_BLOCK = re.compile(
-    r"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\(([a-z0-9][A-Za-z0-9_]*(?:,[a-z0-9][A-Za-z0-9_]*)*)\)[ \t]*$",
+    rf"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\(({_FAST_ARG}(?:,{_FAST_ARG})*)\)[ \t]*$",
     re.MULTILINE,
 )
 _SYMBOLIC_BLOCK = re.compile(
     r"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\(([a-z][A-Za-z0-9_]*(?:,[a-z][A-Za-z0-9_]*)*)\)[ \t]*$",
     re.MULTILINE,
 )
-_NUMERIC_ARG = re.compile(r"(?:^|,)[0-9]")
+_NUMERIC_ARG = re.compile(r"(?:^|,)-?[0-9]")
+
+
+def _fast_constant(text: str) -> Constant:
+    """A constant matched by the fast path: a symbol, an integer or a decimal."""
+    if text[0] > "9":
+        return text
+    return float(text) if "." in text else int(text)
 _first = operator.itemgetter(0)
 
 
@@ -272,7 +280,7 @@ def iter_batches(
             current_text, current = None, batcher.atoms
             for time_text, pred, arg_text in found:
                 if not symbolic and numeric(arg_text):
-                    args = parse_line(f"{time_text} {pred}({arg_text})")[2]
+                    args = tuple(map(_fast_constant, arg_text.split(",")))
                 else:
                     args = tuple(arg_text.split(","))
                 if time_text == current_text:

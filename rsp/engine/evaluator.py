@@ -127,6 +127,8 @@ class Engine:
         head = rule.head
         if head.time is not None or len(plan.positives) != 1 or plan.negatives or rule.comparisons():
             return False
+        if rule.guards():
+            return False
         literal = plan.positives[0]
         if literal.pattern != head.atom.args or len(set(literal.pattern)) != len(literal.pattern):
             return False

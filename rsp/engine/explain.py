@@ -138,6 +138,9 @@ class Explainer:
                 derivation.premises.append(Premise(_ground(lit, final)))
             for comp in rule.comparisons():
                 derivation.premises.append(Premise(_ground_comparison(comp, final)))
+            for guard in rule.guards():
+                values = ", ".join(f"{a}={final[a.name]}" for a in guard.args)
+                derivation.premises.append(Premise(f"{guard}  ({values})"))
             return derivation
         return None
 
@@ -146,6 +149,9 @@ class Explainer:
             sub = self._comparisons(plan.rule, sub)
             if sub is None:
                 return
+            for guard in plan.rule.guards():
+                if not guard.test(*(sub[a.name] for a in guard.args)):
+                    return
             for literal in plan.negatives:
                 key = tuple(sub[t.name] if isinstance(t, Var) else t for t in literal.pattern)
                 if key in literal.table.entries:

@@ -214,10 +214,17 @@ class _Gen:
             self.key_vars[key] = names
 
     def pending_checks(self, comparisons: list[Comparison], negatives: list[Literal]) -> None:
-        """Emit every comparison, assignment and negated atom whose variables are now bound."""
+        """Emit every comparison, assignment, guard and negated atom whose variables are now bound."""
         progress = True
         while progress:
             progress = False
+            for guard in list(self.guards):
+                if guard.variables() <= set(self.bound):
+                    gname = f"G{len(self.ns)}"
+                    self.ns[gname] = guard.test
+                    self.emit(f"if not {gname}({', '.join(self.term(a) for a in guard.args)}): continue")
+                    self.guards.remove(guard)
+                    progress = True
             for comp in list(comparisons):
                 target = assignment_target(comp, set(self.bound))
                 if target is not None:
@@ -253,7 +260,9 @@ class _Gen:
         """A rule ``head :- one positive atom`` with distinct variables and nothing else becomes one
         list comprehension (the common shape of window rules); returns False for any other rule."""
         rule = self.rule
-        if len(self.positives) != 1 or self.negatives or rule.comparisons() or rule.head.time is not None:
+        if len(self.positives) != 1 or self.negatives or rule.comparisons() or rule.guards():
+            return False
+        if rule.head.time is not None:
             return False
         pattern = self.positives[0].pattern
         names = [t.name for t in pattern if isinstance(t, Var)]
@@ -288,6 +297,7 @@ class _Gen:
         self.depth += 1
         comparisons = list(self.rule.comparisons())
         negatives = list(self.negatives)
+        self.guards = list(self.rule.guards())
         remaining = list(range(len(self.positives)))
         step = 0
         self.pending_checks(comparisons, negatives)
@@ -302,7 +312,7 @@ class _Gen:
             step += 1
             self.scan(step, self.positives[best], None)
             self.pending_checks(comparisons, negatives)
-        if comparisons or negatives:  # pragma: no cover - safety guarantees everything gets bound
+        if comparisons or negatives or self.guards:  # pragma: no cover - safety guarantees everything gets bound
             raise AssertionError(f"unbound checks in {self.rule}")
         head = self.rule.head
         args = self.tuple_of(head.atom.args)

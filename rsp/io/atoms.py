@@ -271,7 +271,8 @@ def iter_batches(
             found = _FAST_BLOCK.findall(text)
         if symbolic and len(found) == len(block):
             for time_text, group in itertools.groupby(found, _first):
-                done = batcher.add_many(int(time_text), [(pred, tuple(a.split(","))) for _t, pred, a in group])
+                atoms = [(pred, tuple(a.split(","))) for _t, pred, a in group]
+                done = batcher.add_many(int(time_text), atoms)
                 if done is not None:
                     yield done
             number += len(block)

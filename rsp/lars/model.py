@@ -8,6 +8,7 @@ Constants are plain Python values so that the engine can hash and compare them w
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rsp.errors import Position
@@ -15,7 +16,7 @@ from rsp.errors import Position
 Constant = str | int | float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Var:
     """A variable; its name starts with an uppercase letter or ``_``."""
 
@@ -37,7 +38,7 @@ def format_term(term: Term) -> str:
     return str(term)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Atom:
     """``pred(args…)``; a zero-arity atom has ``args == ()``."""
 
@@ -69,7 +70,7 @@ class Op(enum.Enum):
     AT = "@"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Window:
     """``[n]`` (time window: the time points [t-n, t]) or ``[#n]`` (tuple window: the last n stream atoms)."""
 
@@ -80,7 +81,7 @@ class Window:
         return f"[#{self.size}]" if self.tuple_based else f"[{self.size}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ExtAtom:
     """An extended body atom: ``[not] [window] (<> | [] | @T)? atom``.
 
@@ -116,7 +117,7 @@ class ExtAtom:
         return names
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BinOp:
     """Arithmetic ``left op right`` with op one of ``+ - * /``."""
 
@@ -148,7 +149,7 @@ def format_expr(expr: Expr, nested: bool = False) -> str:
     return format_term(expr)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Comparison:
     """``left op right`` with op one of ``= != < <= > >=``; ``V = expr`` with V unbound is an assignment."""
 
@@ -163,10 +164,27 @@ class Comparison:
         return expr_variables(self.left) | expr_variables(self.right)
 
 
-Literal = ExtAtom | Comparison
+@dataclass(frozen=True)
+class Guard:
+    """A test computed by a Python function over bound variables (rules made by the query translator,
+    e.g. a SPARQL FILTER): the rule instance fires only where ``test(*values)`` is true. ``text`` is
+    what the user wrote; guards have no ``.lars`` syntax."""
+
+    test: Callable[..., bool] = field(compare=False)
+    args: tuple[Var, ...]
+    text: str
+
+    def __str__(self) -> str:
+        return f"filter({self.text})"
+
+    def variables(self) -> set[str]:
+        return {a.name for a in self.args}
 
 
-@dataclass(frozen=True, slots=True)
+Literal = ExtAtom | Comparison | Guard
+
+
+@dataclass(frozen=True)
 class Head:
     """A rule head: ``atom`` (holds at the evaluation time) or ``@T atom`` (holds at time point T)."""
 
@@ -185,7 +203,7 @@ class Head:
         return names
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Origin:
     """Where a rule came from: a source position, or the name of the pass or rule set that made it."""
 
@@ -198,7 +216,7 @@ class Origin:
         return self.source or "<unknown>"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rule:
     """``head :- body.``; a rule with an empty body and a ground head is a fact (background knowledge)."""
 
@@ -223,6 +241,9 @@ class Rule:
 
     def comparisons(self) -> list[Comparison]:
         return [b for b in self.body if isinstance(b, Comparison)]
+
+    def guards(self) -> list[Guard]:
+        return [b for b in self.body if isinstance(b, Guard)]
 
 
 @dataclass(frozen=True)

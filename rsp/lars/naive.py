@@ -219,6 +219,9 @@ def _finish(rule: Rule, sub: Subst, ctx: _Context) -> Subst | None:
                 return None
         if not progress:
             raise AssertionError(f"unsafe rule reached the evaluator: {rule}")
+    for guard in rule.guards():
+        if not guard.test(*(sub[a.name] for a in guard.args)):
+            return None
     for ext in rule.negative_atoms():
         if next(ctx.matches(ext, sub), None) is not None:
             return None

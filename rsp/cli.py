@@ -101,6 +101,111 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+RUN_EXAMPLE = """example:
+  rsp run examples/building/hot-rooms.rq --stream examples/building/temps.nt \\
+      --ontology examples/building/building.ttl --entailment rdfs --format text
+
+stream files are N-Triples whose lines end in their time in ms:  <s> <p> <o> . # 1200
+several streams:  --stream http://ex.org/temps=temps.nt --stream http://ex.org/doors=doors.nt"""
+
+
+def _stream_arguments(values: list[str], query) -> list[tuple[str | None, str]]:
+    """``IRI=FILE`` or ``FILE`` (only for a query with one stream) -> [(stream IRI, file)]."""
+    streams = {w.stream for w in query.windows}
+    pairs = []
+    for value in values:
+        iri, sep, path = value.rpartition("=")
+        if sep and ("://" in iri or iri.startswith("<") or ":" in iri):
+            pairs.append((iri if iri.startswith("<") else f"<{iri}>", path))
+        else:
+            if len(streams) != 1:
+                raise RspError(
+                    f"--stream {value}: the query reads {len(streams)} streams; write --stream IRI=FILE "
+                    f"for each of {', '.join(sorted(streams))}"
+                )
+            pairs.append((next(iter(streams)), value))
+    for iri, _path in pairs:
+        if iri not in streams:
+            raise RspError(
+                f"--stream {iri}: the query reads no such stream (it reads {', '.join(sorted(streams))})"
+            )
+    return pairs
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    import heapq
+
+    from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
+    from rsp.io.results import make_writer
+    from rsp.query.parser import parse_query_file
+    from rsp.runtime import Engine
+
+    query_ast = parse_query_file(args.query)
+    engine = Engine(entailment=args.entailment, late=args.late)
+    for ontology in args.ontology:
+        engine.load_ontology(ontology)
+    with open(args.query, encoding="utf-8") as handle:
+        query = engine.register(handle.read(), args.query)
+    pairs = _stream_arguments(args.stream, query_ast)
+    writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
+    query.keep = False
+    query.subscribe(writer.write)
+
+    def report(error: StreamError) -> None:
+        print(error, file=sys.stderr)
+
+    counters = {path: ReadCounters() for _iri, path in pairs}
+    readers = []
+    for order, (iri, path) in enumerate(pairs):
+        batches = read_triple_file(
+            path,
+            on_error=report,
+            on_late=report,
+            counters=counters[path],
+            late_policy=LatePolicy(args.late),
+            reject=args.reject if order == 0 else None,
+        )
+        readers.append(((time_, order, iri, triples) for time_, triples in batches))
+    progress = _Progress(not args.quiet)
+    elements = 0
+    for time_, _order, iri, triples in heapq.merge(*readers):
+        engine.push(triples, time_, iri)
+        elements += len(triples)
+        progress.update(time_, elements)
+    engine.close()
+    progress.close()
+    writer.close()
+    if not args.quiet:
+        for path, counter in counters.items():
+            if counter.rejected or counter.late or engine.late:
+                print(
+                    counter.summary(path) + (f", {engine.late} late at the engine" if engine.late else ""),
+                    file=sys.stderr,
+                )
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.runtime import Engine
+
+    engine = Engine(entailment=args.entailment)
+    for ontology in args.ontology:
+        engine.load_ontology(ontology)
+    with open(args.query, encoding="utf-8") as handle:
+        query = engine.register(handle.read(), args.query)
+    tr = query.translation
+    out.write(f"% query {query.name}: time points are slots of {tr.slot} ms, evaluated every {tr.step} ms\n")
+    for iri, pred in tr.streams.items():
+        out.write(f"% stream {iri} -> {pred}(S, P, O)\n")
+    for rule in query.rules():
+        if rule.is_fact:
+            continue
+        out.write(f"{rule}    % {rule.origin}\n")
+    facts = sum(1 for rule in query.rules() if rule.is_fact)
+    out.write(f"% plus {facts} background fact(s): the closed static graph and ontology tables\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rsp",
@@ -135,6 +240,66 @@ def build_parser() -> argparse.ArgumentParser:
         help="switch off the impossible-derivation optimisation (results are the same)",
     )
     lars.set_defaults(handler=_cmd_lars)
+
+    run = sub.add_parser(
+        "run",
+        help="run a continuous query over streams replayed from files",
+        description="Register a continuous query, replay N-Triples streams through it and print its results "
+        "at every evaluation instant.",
+        epilog=RUN_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("query", help="the query (.rq)")
+    run.add_argument(
+        "--stream",
+        action="append",
+        required=True,
+        metavar="[IRI=]FILE",
+        help="a stream file; IRI= names the stream when the query reads several",
+    )
+    run.add_argument(
+        "--ontology",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an ontology or static graph (Turtle, RDF/XML, N-Triples, JSON-LD); repeatable",
+    )
+    run.add_argument(
+        "--entailment",
+        choices=("none", "rdfs", "owlrl"),
+        default="none",
+        help="the entailment regime over each window (default: none)",
+    )
+    run.add_argument(
+        "--format",
+        choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text"),
+        default="jsonl",
+        help="output format (default: jsonl, one record per instant)",
+    )
+    run.add_argument("--output", "-o", help="write results to this file instead of stdout")
+    run.add_argument("--reject", metavar="FILE", help="keep the malformed lines of the stream here")
+    run.add_argument(
+        "--late",
+        choices=("drop", "fail"),
+        default="drop",
+        help="elements older than the last closed instant: count and drop them, or stop",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress or summary on stderr")
+    run.set_defaults(handler=_cmd_run)
+
+    explain = sub.add_parser(
+        "explain",
+        help="print the LARS rules a query compiles to",
+        description="Print the LARS rules a query compiles to, each with its origin "
+        "(query line or W3C rule id).",
+        epilog="example:\n  rsp explain examples/building/hot-rooms.rq --entailment rdfs",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explain.add_argument("query", help="the query (.rq)")
+    explain.add_argument("--ontology", action="append", default=[], metavar="FILE")
+    explain.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    explain.add_argument("--output", "-o", help="write to this file instead of stdout")
+    explain.set_defaults(handler=_cmd_explain)
     return parser
 
 

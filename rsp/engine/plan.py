@@ -273,9 +273,14 @@ class _Gen:
         if tuple(a.name if isinstance(a, Var) else None for a in head_args) == tuple(names):
             head = "k"
         else:
-            head = "(" + "".join(
-                f"k[{position[a.name]}], " if isinstance(a, Var) else f"{self.const(a)}, " for a in head_args
-            ) + ")"
+            head = (
+                "("
+                + "".join(
+                    f"k[{position[a.name]}], " if isinstance(a, Var) else f"{self.const(a)}, "
+                    for a in head_args
+                )
+                + ")"
+            )
         self.ns["E"] = self.positives[0].table.entries
         source = "delta" if delta_index is not None else "list(E)"
         self.lines = [
@@ -312,7 +317,9 @@ class _Gen:
             step += 1
             self.scan(step, self.positives[best], None)
             self.pending_checks(comparisons, negatives)
-        if comparisons or negatives or self.guards:  # pragma: no cover - safety guarantees everything gets bound
+        if (
+            comparisons or negatives or self.guards
+        ):  # pragma: no cover - safety guarantees everything gets bound
             raise AssertionError(f"unbound checks in {self.rule}")
         head = self.rule.head
         args = self.tuple_of(head.atom.args)

@@ -57,6 +57,8 @@ def check_safety(program: Program) -> None:
         for guard in rule.guards():
             missing = sorted(guard.variables() - bound)
             if missing:
-                problems.append(f"variable(s) {', '.join(missing)} of '{guard}' not bound by a positive body atom")
+                problems.append(
+                    f"variable(s) {', '.join(missing)} of '{guard}' not bound by a positive body atom"
+                )
         if problems:
             raise ProgramError(f"unsafe rule '{rule}': {'; '.join(problems)}", rule.origin.position)

@@ -1,0 +1,414 @@
+"""Query results per evaluation instant and the writers that print them (jsonl, SPARQL JSON, CSV, TSV, …).
+
+A result is one query's answer at one instant: a bag of solutions (:class:`SelectResult`), CONSTRUCT
+triples (:class:`ConstructResult`) or an ASK boolean (:class:`AskResult`). Terms are N-Triples strings
+(``<iri>``, ``_:b``, ``"lex"``, ``"lex"@en``, ``"lex"^^<dt>``) exactly as the engine holds them; a
+variable absent from a solution is unbound. Each writer writes one record per call and flushes, so a
+consumer sees every instant as soon as it is computed.
+
+>>> import sys
+>>> writer = make_writer("jsonl", sys.stdout, variables=["x"], query_name="Q")
+>>> writer.select(5000, [{"x": "<http://ex.org/a>"}, {}])
+{"query": "Q", "time": 5000, "bindings": [{"x": "<http://ex.org/a>"}, {}]}
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from rsp.errors import RspError
+from rsp.io.ntriples import parse_line
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+Term = str
+"""An RDF term in N-Triples syntax."""
+Triple = tuple[Term, Term, Term]
+
+
+@dataclass(frozen=True)
+class SelectResult:
+    """The solutions of a SELECT query at ``time`` (ms): a bag (duplicates kept) over ``variables``."""
+
+    query: str
+    time: int
+    variables: tuple[str, ...]
+    rows: Sequence[Mapping[str, Term]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ConstructResult:
+    """The triples a CONSTRUCT query (or ``REGISTER STREAM``) produces at ``time`` (ms)."""
+
+    query: str
+    time: int
+    triples: Sequence[Triple] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class AskResult:
+    """The answer of an ASK query at ``time`` (ms)."""
+
+    query: str
+    time: int
+    value: bool
+
+
+Result = SelectResult | ConstructResult | AskResult
+
+
+def as_result(value: object) -> Result:
+    """A :data:`Result` from a result-like object: one of the three types, or any object with ``query``,
+    ``time`` and one of ``bindings`` (+ ``variables``), ``triples`` or ``boolean``. CONSTRUCT triples
+    may be ``(s, p, o)`` tuples or N-Triples lines ``"<s> <p> <o> ."``."""
+    if isinstance(value, ConstructResult):
+        if all(not isinstance(t, str) for t in value.triples):
+            return value
+        return ConstructResult(value.query, value.time, [_as_triple(t) for t in value.triples])
+    if isinstance(value, (SelectResult, AskResult)):
+        return value
+    query, time = value.query, value.time  # type: ignore[attr-defined]
+    if getattr(value, "boolean", None) is not None:
+        return AskResult(query, time, bool(value.boolean))  # type: ignore[attr-defined]
+    if getattr(value, "triples", None) is not None:
+        return as_result(ConstructResult(query, time, list(value.triples)))  # type: ignore[attr-defined]
+    variables = tuple(getattr(value, "variables", None) or ())
+    return SelectResult(query, time, variables, getattr(value, "bindings", None) or [])
+
+
+def _as_triple(triple: Triple | str) -> Triple:
+    if not isinstance(triple, str):
+        return triple
+    parsed = parse_line(triple)
+    if parsed is None:
+        raise ValueError(f"not an N-Triples statement: {triple!r}")
+    return parsed[0]
+
+# -- terms -----------------------------------------------------------------------------------------------
+
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def as_term(value: object) -> Term:
+    """An N-Triples term for an engine value: strings are terms already, numbers and booleans become
+    typed literals.
+
+    >>> as_term(3)
+    '"3"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    >>> as_term(False), as_term("<http://a>")
+    ('"false"^^<http://www.w3.org/2001/XMLSchema#boolean>', '<http://a>')
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return f'"{str(value).lower()}"^^<{XSD}boolean>'
+    if isinstance(value, int):
+        return f'"{value}"^^<{XSD}integer>'
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            text = "NaN" if math.isnan(value) else "INF" if value > 0 else "-INF"
+        else:
+            text = repr(value)
+        return f'"{text}"^^<{XSD}double>'
+    raise TypeError(f"not an RDF term: {value!r}")
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        code = m.group(1) or m.group(2)
+        return chr(int(code, 16)) if code else _ECHARS.get(m.group(3), m.group(0))
+
+    return _ESCAPE.sub(replace, text)
+
+
+def decode_term(term: Term) -> tuple[str, str, str | None, str | None]:
+    """``(kind, value, language, datatype)`` of an N-Triples term; kind is ``uri``, ``bnode`` or ``literal``
+    and escapes in the value are decoded.
+
+    >>> decode_term('"a\\\\nb"@en')
+    ('literal', 'a\\nb', 'en', None)
+    """
+    if term.startswith("<") and term.endswith(">"):
+        return "uri", _unescape(term[1:-1]), None, None
+    if term.startswith("_:"):
+        return "bnode", term[2:], None, None
+    if term.startswith('"'):
+        close = term.rindex('"')
+        lexical, suffix = _unescape(term[1:close]), term[close + 1 :]
+        if suffix.startswith("@"):
+            return "literal", lexical, suffix[1:], None
+        if suffix.startswith("^^<") and suffix.endswith(">"):
+            return "literal", lexical, None, _unescape(suffix[3:-1])
+        if not suffix:
+            return "literal", lexical, None, None
+    raise ValueError(f"not an N-Triples term: {term!r}")
+
+
+def _clean(term: object) -> Term:
+    """The term in N-Triples syntax, re-escaping raw line breaks a computed literal may contain."""
+    text = as_term(term)
+    if "\n" in text or "\r" in text:
+        text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return text
+
+
+def _triple_line(triple: Triple) -> str:
+    s, p, o = triple
+    return f"{_clean(s)} {_clean(p)} {_clean(o)} ."
+
+
+def _row(variables: Sequence[str], solution: Mapping[str, object]) -> dict[str, Term]:
+    """The solution's bound variables in projection order (all of them when no order is known)."""
+    names = variables or list(solution)
+    return {v: _clean(solution[v]) for v in names if v in solution and solution[v] is not None}
+
+
+# -- writers ---------------------------------------------------------------------------------------------
+
+
+class ResultWriter:
+    """Writes results to a text handle, one instant per :meth:`write`, flushing after each.
+
+    ``variables`` and ``query_name`` describe the query when known in advance: they fill the CSV/TSV
+    header before the first instant and serve the shortcuts :meth:`select`, :meth:`construct`, :meth:`ask`.
+    """
+
+    def __init__(
+        self, handle: TextIO, *, variables: Sequence[str] | None = None, query_name: str = ""
+    ) -> None:
+        self.handle = handle
+        self.variables = tuple(variables) if variables is not None else None
+        self.query_name = query_name
+
+    def write(self, result: Result) -> None:
+        """Write one query's result at one instant (anything :func:`as_result` accepts) and flush."""
+        self._write(as_result(result))
+        self.handle.flush()
+
+    def _write(self, result: Result) -> None:
+        raise NotImplementedError
+
+    def select(self, time: int, rows: Sequence[Mapping[str, Term]]) -> None:
+        self.write(SelectResult(self.query_name, time, self.variables or (), rows))
+
+    def construct(self, time: int, triples: Sequence[Triple]) -> None:
+        self.write(ConstructResult(self.query_name, time, triples))
+
+    def ask(self, time: int, value: bool) -> None:
+        self.write(AskResult(self.query_name, time, value))
+
+    def close(self) -> None:
+        """Finish the output (the handle stays open: it belongs to the caller)."""
+        self.handle.flush()
+
+
+class JsonLinesWriter(ResultWriter):
+    """``jsonl``: ``{"query": …, "time": …, "bindings"|"triples"|"boolean": …}`` per query per instant."""
+
+    def _write(self, result: Result) -> None:
+        record: dict[str, object] = {"query": result.query, "time": result.time}
+        match result:
+            case SelectResult(variables=variables, rows=rows):
+                record["bindings"] = [_row(variables, row) for row in rows]
+            case ConstructResult(triples=triples):
+                record["triples"] = [_triple_line(t) for t in triples]
+            case AskResult(value=value):
+                record["boolean"] = bool(value)
+        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+_SPO = ("subject", "predicate", "object")
+
+
+def _select_view(result: SelectResult | ConstructResult) -> tuple[tuple[str, ...], list[dict[str, Term]]]:
+    """Variables and rows of a result; CONSTRUCT triples read as solutions of ?subject ?predicate ?object."""
+    if isinstance(result, ConstructResult):
+        return _SPO, [dict(zip(_SPO, map(_clean, t), strict=True)) for t in result.triples]
+    variables = result.variables or tuple(dict.fromkeys(v for row in result.rows for v in row))
+    return variables, [_row(variables, row) for row in result.rows]
+
+
+class SparqlJsonWriter(ResultWriter):
+    """``sparql-json``: a SPARQL 1.1 Query Results JSON document per instant, one per line, with ``query``
+    and ``time`` added; CONSTRUCT triples are given as bindings of ``subject``, ``predicate``, ``object``."""
+
+    def _write(self, result: Result) -> None:
+        record: dict[str, object] = {"query": result.query, "time": result.time}
+        if isinstance(result, AskResult):
+            record["head"] = {}
+            record["boolean"] = bool(result.value)
+        else:
+            variables, rows = _select_view(result)
+            record["head"] = {"vars": list(variables)}
+            record["results"] = {"bindings": [{v: _json_term(t) for v, t in row.items()} for row in rows]}
+        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _json_term(term: Term) -> dict[str, str]:
+    kind, value, language, datatype = decode_term(term)
+    out = {"type": kind, "value": value}
+    if language is not None:
+        out["xml:lang"] = language
+    if datatype is not None:
+        out["datatype"] = datatype
+    return out
+
+
+class _TableWriter(ResultWriter):
+    """CSV and TSV: a leading ``time`` column, then one column per variable; the header is written once."""
+
+    def __init__(self, handle: TextIO, **options) -> None:
+        super().__init__(handle, **options)
+        self.header: tuple[str, ...] | None = None
+        if self.variables is not None:
+            self._header(self.variables)
+
+    def _header(self, columns: tuple[str, ...]) -> None:
+        if self.header is None:
+            self.header = columns
+            self._line(["time", *(self._name(c) for c in columns)])
+
+    def _write(self, result: Result) -> None:
+        if isinstance(result, AskResult):
+            self._header(("boolean",))
+            self._line([str(result.time), "true" if result.value else "false"])
+            return
+        variables, rows = _select_view(result)
+        self._header(variables)
+        for row in rows:
+            self._line([str(result.time), *(self._value(row[v]) if v in row else "" for v in self.header)])
+
+    def _name(self, variable: str) -> str:
+        raise NotImplementedError
+
+    def _value(self, term: Term) -> str:
+        raise NotImplementedError
+
+    def _line(self, fields: list[str]) -> None:
+        raise NotImplementedError
+
+
+class CsvWriter(_TableWriter):
+    """``csv``: SPARQL 1.1 CSV results (plain values: IRIs without brackets, literals' lexical forms,
+    blank nodes ``_:b``; CRLF line ends; quoting as RFC 4180) with a leading ``time`` column.
+    Open the handle with ``newline=""``."""
+
+    def __init__(self, handle: TextIO, **options) -> None:
+        self._csv = csv.writer(handle, lineterminator="\r\n")
+        super().__init__(handle, **options)
+
+    def _name(self, variable: str) -> str:
+        return variable
+
+    def _value(self, term: Term) -> str:
+        kind, value, _, _ = decode_term(term)
+        return "_:" + value if kind == "bnode" else value
+
+    def _line(self, fields: list[str]) -> None:
+        self._csv.writerow(fields)
+
+
+class TsvWriter(_TableWriter):
+    """``tsv``: SPARQL 1.1 TSV results (``?x`` headers, terms in N-Triples syntax, tabs and line breaks
+    escaped) with a leading ``time`` column."""
+
+    def _name(self, variable: str) -> str:
+        return "?" + variable
+
+    def _value(self, term: Term) -> str:
+        return term.replace("\t", "\\t") if "\t" in term else term
+
+    def _line(self, fields: list[str]) -> None:
+        self.handle.write("\t".join(fields) + "\n")
+
+
+class NTriplesWriter(ResultWriter):
+    """``ntriples``: CONSTRUCT triples, each ending in a ``# time`` comment, so the output is itself an
+    rsp stream. Instants without triples write nothing."""
+
+    def _write(self, result: Result) -> None:
+        if not isinstance(result, ConstructResult):
+            raise RspError(f"query {result.query}: the ntriples output format needs a CONSTRUCT query")
+        self.handle.writelines(f"{_triple_line(t)} # {result.time}\n" for t in result.triples)
+
+
+class TextWriter(ResultWriter):
+    """``text``: a table per instant for people; bold headings only on a terminal (and without NO_COLOR)."""
+
+    def __init__(self, handle: TextIO, *, colour: bool | None = None, **options) -> None:
+        super().__init__(handle, **options)
+        if colour is None:
+            colour = _is_terminal(handle) and not os.environ.get("NO_COLOR")
+        self.colour = colour
+
+    def _bold(self, text: str) -> str:
+        return f"\033[1m{text}\033[0m" if self.colour else text
+
+    def _write(self, result: Result) -> None:
+        title = f"{result.query or 'query'} @ {result.time} ms"
+        match result:
+            case AskResult(value=value):
+                lines = [f"{self._bold(title)}: {'true' if value else 'false'}"]
+            case ConstructResult(triples=triples):
+                lines = [f"{self._bold(title)}: {_count(len(triples), 'triple')}"]
+                lines += [f"  {_triple_line(t)}" for t in triples]
+            case SelectResult():
+                variables, rows = _select_view(result)
+                lines = [f"{self._bold(title)}: {_count(len(rows), 'solution')}"]
+                if rows:
+                    lines += self._table(variables, rows)
+        self.handle.write("\n".join(lines) + "\n\n")
+
+    def _table(self, variables: Sequence[str], rows: list[dict[str, Term]]) -> list[str]:
+        cells = [[row.get(v, "") for v in variables] for row in rows]
+        widths = [max(len(v), *(len(r[i]) for r in cells)) for i, v in enumerate(variables)]
+        def line(texts: Sequence[str]) -> str:
+            return "  " + "  ".join(t.ljust(w) for t, w in zip(texts, widths, strict=True)).rstrip()
+
+        rule = "  " + "  ".join("-" * w for w in widths)
+        return ["  " + self._bold(line(variables).strip()), rule, *(line(r) for r in cells)]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"no {noun}s" if n == 0 else f"1 {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _is_terminal(handle: TextIO) -> bool:
+    try:
+        return handle.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+WRITERS: dict[str, type[ResultWriter]] = {
+    "jsonl": JsonLinesWriter,
+    "sparql-json": SparqlJsonWriter,
+    "csv": CsvWriter,
+    "tsv": TsvWriter,
+    "ntriples": NTriplesWriter,
+    "text": TextWriter,
+}
+"""Output format names (as for ``--format``) and their writers."""
+
+
+def make_writer(
+    format: str, handle: TextIO, *, variables: Iterable[str] | None = None, query_name: str = ""
+) -> ResultWriter:
+    """A writer of ``format`` (one of :data:`WRITERS`) to ``handle``; ``variables`` is the projection of a
+    SELECT query (header of csv/tsv), ``query_name`` the name used by the shortcut methods."""
+    try:
+        cls = WRITERS[format]
+    except KeyError:
+        raise RspError(f"unknown output format {format!r} (expected one of {', '.join(WRITERS)})") from None
+    return cls(handle, variables=None if variables is None else tuple(variables), query_name=query_name)

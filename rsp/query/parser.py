@@ -1,0 +1,782 @@
+"""The continuous query syntax: the lark grammar in ``query.lark`` and a transformer that builds the AST.
+
+A query is a SPARQL 1.1 SELECT, CONSTRUCT or ASK query behind a REGISTER clause, with stream windows in
+its dataset clause and LARS window blocks in its WHERE clause (see DESIGN.md §4)::
+
+    REGISTER QUERY HotRooms COMPUTE EVERY 1s AS
+    PREFIX ex: <http://example.org/>
+    SELECT ?room FROM STREAM <http://ex.org/temps> [RANGE 10s STEP 1s] WHERE { ?room ex:hot true }
+
+Syntax choices beyond SPARQL:
+
+* ``REGISTER kind name [COMPUTE EVERY d] AS`` where kind is ``QUERY``, ``STREAM``, an output policy
+  ``RSTREAM | ISTREAM | DSTREAM`` (RSP-QL style, e.g. ``REGISTER ISTREAM Q AS``) or a policy followed
+  by ``QUERY``/``STREAM`` (``REGISTER ISTREAM STREAM Q AS``). The policy defaults to RStream. A bare
+  policy registers a ``STREAM`` for CONSTRUCT (RSP-QL: the output is a stream) and a ``QUERY`` otherwise.
+  The name is a word (``[A-Za-z_][A-Za-z0-9_-]*``) or an IRI in angle brackets (kept with its brackets).
+  PREFIX and BASE declarations may stand before and/or after the REGISTER clause.
+* Windows: ``[RANGE d STEP d]``, ``[RANGE d TUMBLING]`` (step = range), ``[TRIPLES n]`` and the
+  C-SPARQL spelling ``[RANGE TRIPLES n]``. Durations are ``<number><unit>`` with unit ``ms``, ``s``,
+  ``m`` (minutes), ``h`` or ``d`` (case-insensitive, decimals allowed: ``1.5s``), or ISO 8601
+  ``P[nW][nD][T[nH][nM][nS]]`` (``PT10S``, ``PT1M30S``, ``PT0.5S``, ``P1D``); they become integer
+  milliseconds. A duration must be positive and a whole number of milliseconds; ISO years and months
+  are refused (no fixed length). ``STEP`` larger than ``RANGE`` is allowed (a sampling window: some
+  elements fall in no window); :func:`rsp.query.validate.validate` warns about it.
+* ``-5`` and ``+5`` are numeric literals wherever a constant is expected, and a sign directly in front of
+  a number inside an expression is folded into the literal (``FILTER(?x > -5)`` compares with
+  ``"-5"^^xsd:integer``); ``-?x`` is a :class:`UnaryOp`.
+* Built-in function names are upper-cased in :class:`FunctionCall` (``isIRI`` → ``ISIRI``; ``isURI`` is
+  the same function and becomes ``ISIRI`` too); an IRI function or cast (``xsd:integer(?x)``) keeps
+  the IRI in angle brackets as its name.
+* Blank nodes become variables: ``_:b`` → ``?_b``, ``[]`` and ``[ … ]`` → fresh ``?_bN`` (never clashing
+  with a label used in the query). ``GROUP BY <expr>`` without ``AS`` groups by a fresh ``?_gN``.
+* A nested group ``{ P }`` that only joins (triples, sub-selects, VALUES, window blocks) is spliced into
+  the enclosing group (``{ SELECT … }`` becomes a :class:`SubSelect` element); any other nested group
+  (one with FILTER, OPTIONAL, MINUS, BIND or UNION inside, whose scope matters) is a one-alternative
+  :class:`Union`. Adjacent triple patterns form one :class:`BGP`.
+
+:func:`parse_query` parses *and* validates (semantic errors raise :class:`QuerySyntaxError`; warnings
+are dropped); :func:`parse_and_validate` returns the warnings too; :func:`parse_query_unchecked` only
+parses.
+"""
+
+from __future__ import annotations
+
+import re
+from copy import copy
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urljoin
+
+from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
+
+from rsp.errors import Position, QuerySyntaxError, RspError
+from rsp.query.ast import (
+    BGP,
+    Aggregate,
+    Ask,
+    BinaryOp,
+    Bind,
+    Construct,
+    Exists,
+    Filter,
+    FunctionCall,
+    Group,
+    InList,
+    Minus,
+    Modifiers,
+    Optional,
+    OrderCondition,
+    OutputPolicy,
+    Projection,
+    Query,
+    Select,
+    StreamWindow,
+    SubSelect,
+    TriplePattern,
+    UnaryOp,
+    Union,
+    Values,
+    Var,
+    WindowBlock,
+    WindowOp,
+)
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+
+# -- lexical helpers ------------------------------------------------------------------------------------
+
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_SIMPLE_DURATION = re.compile(r"([+-]?)([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)")
+_ISO_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
+_ISO_DURATION = re.compile(
+    rf"P(?:{_ISO_NUMBER}W)?(?:{_ISO_NUMBER}D)?(?:T(?:{_ISO_NUMBER}H)?(?:{_ISO_NUMBER}M)?(?:{_ISO_NUMBER}S)?)?",
+    re.IGNORECASE,
+)
+_ISO_FACTORS = (7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000)
+_DURATION_HINT = "write e.g. 10s, 500ms, 1m, 1h, 1d or ISO 8601 PT10S"
+
+
+def parse_duration(text: str) -> int:
+    """A duration in milliseconds; ``ValueError`` with a message for anything else.
+
+    >>> parse_duration("10s"), parse_duration("500ms"), parse_duration("PT1M30S"), parse_duration("PT0.5S")
+    (10000, 500, 90000, 500)
+    """
+    if text[:1] in "Pp":
+        match = _ISO_DURATION.fullmatch(text)
+        if match is None or not any(match.groups()) or text.upper().endswith("T"):
+            if re.fullmatch(r"P[0-9.]+[YM].*", text, re.IGNORECASE):
+                raise ValueError(f"ISO 8601 duration '{text}' uses years or months (no fixed length)")
+            raise ValueError(f"malformed ISO 8601 duration '{text}' ({_DURATION_HINT})")
+        total = sum(
+            Fraction(n) * f for n, f in zip(match.groups(), _ISO_FACTORS, strict=True) if n is not None
+        )
+    else:
+        match = _SIMPLE_DURATION.fullmatch(text)
+        if match is None:
+            raise ValueError(f"malformed duration '{text}' ({_DURATION_HINT})")
+        sign, number, unit = match.groups()
+        if not unit:
+            raise ValueError(f"duration '{text}' needs a unit ({_DURATION_HINT})")
+        if unit.lower() not in _UNITS:
+            raise ValueError(f"unknown duration unit '{unit}' in '{text}' ({_DURATION_HINT})")
+        total = Fraction(number) * _UNITS[unit.lower()] * (-1 if sign == "-" else 1)
+    if total <= 0:
+        raise ValueError(f"duration '{text}' must be positive")
+    if total.denominator != 1:
+        raise ValueError(f"duration '{text}' is not a whole number of milliseconds")
+    return int(total)
+
+
+_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_LOCAL_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unescape(body: str) -> str:
+    def replace(m: re.Match[str]) -> str:
+        if m.group(1) or m.group(2):
+            return chr(int(m.group(1) or m.group(2), 16))
+        if m.group(3) in _ECHAR:
+            return _ECHAR[m.group(3)]
+        raise ValueError(f"unknown escape sequence '\\{m.group(3)}' in a string")
+
+    return _ESCAPE.sub(replace, body)
+
+
+def _nt_string(value: str) -> str:
+    """``value`` as an N-Triples string (canonical escapes), quotes included."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return '"' + re.sub(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", lambda m: f"\\u{ord(m.group()):04X}", escaped) + '"'
+
+
+# -- transformer ----------------------------------------------------------------------------------------
+
+_BUILTIN_ARITY: dict[str, tuple[int, int | None]] = {
+    "STR": (1, 1), "LANG": (1, 1), "LANGMATCHES": (2, 2), "DATATYPE": (1, 1), "BOUND": (1, 1),
+    "SAMETERM": (2, 2), "ISIRI": (1, 1), "ISBLANK": (1, 1), "ISLITERAL": (1, 1), "ISNUMERIC": (1, 1),
+    "REGEX": (2, 3), "IF": (3, 3), "COALESCE": (1, None), "STRLEN": (1, 1), "SUBSTR": (2, 3),
+    "UCASE": (1, 1), "LCASE": (1, 1), "STRSTARTS": (2, 2), "STRENDS": (2, 2), "CONTAINS": (2, 2),
+    "CONCAT": (0, None), "REPLACE": (3, 4), "STRBEFORE": (2, 2), "STRAFTER": (2, 2),
+    "ENCODE_FOR_URI": (1, 1), "ABS": (1, 1), "ROUND": (1, 1), "CEIL": (1, 1), "FLOOR": (1, 1),
+}  # fmt: skip
+_BUILTIN_SYNONYMS = {"ISURI": "ISIRI"}
+_NUMBER_TYPES = {"INTEGER": f"<{XSD}integer>", "DECIMAL": f"<{XSD}decimal>", "DOUBLE": f"<{XSD}double>"}
+_XSD_STRING = f"<{XSD}string>"
+
+
+@dataclass(frozen=True)
+class _Register:
+    name: str
+    kind: str | None
+    policy: OutputPolicy
+    compute_every: int | None
+    pos: Position
+
+
+@dataclass(frozen=True)
+class _Limit:
+    value: int
+
+
+@dataclass(frozen=True)
+class _Offset:
+    value: int
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A ``[ p o ]`` object: the fresh variable standing for it and the triples it contributes."""
+
+    term: Var
+    triples: tuple[TriplePattern, ...]
+
+
+@dataclass(frozen=True)
+class _Splice:
+    """A nested join-only group whose elements go straight into the enclosing group."""
+
+    elements: tuple
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    graph: str | None = None
+    window: StreamWindow | None = None
+
+
+_JOIN_ONLY = (BGP, SubSelect, Values, WindowBlock)
+
+
+class _ToAst(Transformer):
+    """Builds AST objects from the parse tree; it resolves prefixes and BASE and names blank nodes."""
+
+    def __init__(self, file: str, labels: set[str]) -> None:
+        super().__init__()
+        self.file = file
+        self.prefixes: dict[str, str] = {}
+        self.base: str | None = None
+        self.taken = {f"_{label}" for label in labels}
+        self.counters = {"b": 0, "g": 0}
+
+    # helpers ----------------------------------------------------------------------------------------
+    def _pos(self, where: Token | Tree | object) -> Position:
+        return Position(self.file, getattr(where, "line", 0) or 0, getattr(where, "column", 0) or 0)
+
+    def _error(self, message: str, where: object) -> QuerySyntaxError:
+        return QuerySyntaxError(message, self._pos(where))
+
+    def _fresh(self, kind: str) -> Var:
+        while True:
+            self.counters[kind] += 1
+            name = f"_{kind}{self.counters[kind]}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return Var(name)
+
+    def _duration(self, token: Token) -> int:
+        try:
+            return parse_duration(str(token))
+        except ValueError as err:
+            raise self._error(str(err), token) from None
+
+    # prologue and REGISTER --------------------------------------------------------------------------
+    def prefix_decl(self, children):
+        name, iri = children
+        self.prefixes[str(name)[:-1]] = self._resolve(str(iri)[1:-1])
+        return None
+
+    def base_decl(self, children):
+        self.base = self._resolve(str(children[0])[1:-1])
+        return None
+
+    @v_args(meta=True)
+    def register(self, meta, children):
+        *words, name, every = children
+        policy, kind = OutputPolicy.RSTREAM, None
+        for word in words:
+            if word is None:
+                continue
+            if word.type == "POLICY":
+                policy = OutputPolicy(str(word).lower())
+            else:
+                kind = str(word).upper()
+        return _Register(str(name), kind, policy, every, self._pos(meta))
+
+    def compute_every(self, children):
+        return self._duration(children[0])
+
+    # terms ---------------------------------------------------------------------------------------------
+    def var(self, children):
+        return Var(str(children[0])[1:])
+
+    def _resolve(self, iri: str) -> str:
+        return urljoin(self.base, iri) if self.base is not None else iri
+
+    def iriref(self, children):
+        return f"<{self._resolve(str(children[0])[1:-1])}>"
+
+    def pname(self, children):
+        token: Token = children[0]
+        prefix, _, local = str(token).partition(":")
+        if prefix not in self.prefixes:
+            raise self._error(f"undeclared prefix '{prefix}:' (declare it with PREFIX {prefix}: <…>)", token)
+        local = _LOCAL_ESCAPE.sub(r"\1", local)
+        return f"<{self.prefixes[prefix]}{local}>"
+
+    def rdf_type(self, children):
+        return RDF_TYPE
+
+    def string(self, children):
+        token: Token = children[0]
+        quote = 3 if token.type.startswith("STRING_LITERAL_LONG") else 1
+        try:
+            return _unescape(str(token)[quote:-quote])
+        except ValueError as err:
+            raise self._error(str(err), token) from None
+
+    def rdf_literal(self, children):
+        value, suffix = children
+        text = _nt_string(value)
+        if suffix is None:
+            return text
+        if isinstance(suffix, Token) and suffix.type == "LANGTAG":
+            return f"{text}{suffix}"
+        return text if suffix == _XSD_STRING else f"{text}^^{suffix}"
+
+    def numeric_literal(self, children):
+        token: Token = children[0]
+        return f'"{token}"^^{_NUMBER_TYPES[token.type]}'
+
+    def signed_number(self, children):
+        sign, literal = children
+        return f'"{sign}{literal[1:]}'
+
+    def boolean_literal(self, children):
+        return f'"{str(children[0]).lower()}"^^<{XSD}boolean>'
+
+    def labeled_bnode(self, children):
+        name = f"_{str(children[0])[2:]}"
+        return Var(name)
+
+    def anon_bnode(self, children):
+        return self._fresh("b")
+
+    def undef(self, children):
+        return None
+
+    # triples ---------------------------------------------------------------------------------------------
+    def object_list(self, children):
+        return tuple(children)
+
+    def property(self, children):
+        verb, objects = children
+        return verb, objects
+
+    def property_list(self, children):
+        return tuple(c for c in children if c is not None)
+
+    @staticmethod
+    def _expand(subject, properties, pos: Position) -> list[TriplePattern]:
+        triples: list[TriplePattern] = []
+        for verb, objects in properties:
+            for obj in objects:
+                if isinstance(obj, _Node):
+                    triples.append(TriplePattern(subject, verb, obj.term, pos))
+                    triples.extend(obj.triples)
+                else:
+                    triples.append(TriplePattern(subject, verb, obj, pos))
+        return triples
+
+    @v_args(meta=True)
+    def blank_node_property_list(self, meta, children):
+        node = self._fresh("b")
+        return _Node(node, tuple(self._expand(node, children[0], self._pos(meta))))
+
+    @v_args(meta=True)
+    def triples_same_subject(self, meta, children):
+        subject, properties = children
+        pos = self._pos(meta)
+        if isinstance(subject, _Node):
+            return [*subject.triples, *self._expand(subject.term, properties or (), pos)]
+        return self._expand(subject, properties, pos)
+
+    def triples_block(self, children):
+        return BGP(tuple(t for triples in children for t in triples))
+
+    # group patterns -------------------------------------------------------------------------------------
+    def group_body(self, children):
+        elements: list = []
+        for child in children:
+            parts = child.elements if isinstance(child, _Splice) else (child,)
+            for part in parts:
+                if isinstance(part, BGP) and elements and isinstance(elements[-1], BGP):
+                    elements[-1] = BGP(elements[-1].triples + part.triples)
+                else:
+                    elements.append(part)
+        return tuple(elements)
+
+    @v_args(meta=True)
+    def group_graph_pattern(self, meta, children):
+        return Group(children[0], self._pos(meta))
+
+    @v_args(meta=True)
+    def sub_select_group(self, meta, children):
+        return Group((SubSelect(children[0], children[0].pos),), self._pos(meta))
+
+    @v_args(meta=True)
+    def optional(self, meta, children):
+        return Optional(children[0], self._pos(meta))
+
+    @v_args(meta=True)
+    def minus(self, meta, children):
+        return Minus(children[0], self._pos(meta))
+
+    @v_args(meta=True)
+    def union(self, meta, children):
+        if len(children) > 1:
+            return Union(tuple(children), self._pos(meta))
+        group: Group = children[0]
+        if all(isinstance(e, _JOIN_ONLY) for e in group.elements):
+            return _Splice(group.elements)
+        return Union((group,), self._pos(meta))
+
+    @v_args(meta=True)
+    def filter(self, meta, children):
+        return Filter(children[0], self._pos(meta))
+
+    @v_args(meta=True)
+    def bind(self, meta, children):
+        expr, var = children
+        return Bind(expr, var, self._pos(meta))
+
+    @v_args(meta=True)
+    def values_one(self, meta, children):
+        var, *values = children
+        return Values((var,), tuple((v,) for v in values), self._pos(meta))
+
+    def values_row(self, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def values_many(self, meta, children):
+        variables = tuple(c for c in children if isinstance(c, Var))
+        rows = tuple(c for c in children if isinstance(c, tuple))
+        for row in rows:
+            if len(row) != len(variables):
+                raise self._error(
+                    f"VALUES row has {len(row)} value(s) but {len(variables)} variable(s) are declared", meta
+                )
+        return Values(variables, rows, self._pos(meta))
+
+    def box(self, children):
+        return (WindowOp.BOX, None)
+
+    def at(self, children):
+        return (WindowOp.AT, children[0])
+
+    @v_args(meta=True)
+    def window_block(self, meta, children):
+        window, op, group = children
+        op, time_var = op if op is not None else (WindowOp.DIAMOND, None)
+        return WindowBlock(window, op, group, time_var, self._pos(meta))
+
+    # expressions --------------------------------------------------------------------------------------
+    def binary(self, children):
+        left, op, right = children
+        return BinaryOp(str(op), left, right, self._pos(op))
+
+    def unary(self, children):
+        op, arg = children
+        numeric = isinstance(arg, str) and any(arg.endswith(f"^^{t}") for t in _NUMBER_TYPES.values())
+        if numeric and not arg.startswith(('"-', '"+')):
+            return f'"{op}{arg[1:]}'
+        return UnaryOp(str(op), arg, self._pos(op))
+
+    def expression_list(self, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def in_list(self, meta, children):
+        expr, options = children
+        return InList(expr, options, False, self._pos(meta))
+
+    @v_args(meta=True)
+    def not_in_list(self, meta, children):
+        expr, options = children
+        return InList(expr, options, True, self._pos(meta))
+
+    def builtin_call(self, children):
+        token, *args = children
+        name = str(token).upper()
+        name = _BUILTIN_SYNONYMS.get(name, name)
+        low, high = _BUILTIN_ARITY[name]
+        if len(args) < low or (high is not None and len(args) > high):
+            wanted = f"{low}" if low == high else f"{low} to {high}" if high else f"at least {low}"
+            plural = "" if wanted == "1" else "s"
+            raise self._error(f"{name} takes {wanted} argument{plural}, got {len(args)}", token)
+        if name == "BOUND" and not isinstance(args[0], Var):
+            raise self._error("BOUND takes a variable", token)
+        return FunctionCall(name, tuple(args), self._pos(token))
+
+    @v_args(meta=True)
+    def function_call(self, meta, children):
+        name, *args = children
+        return FunctionCall(name, tuple(args), self._pos(meta))
+
+    def aggregate(self, children):
+        token, distinct, arg, separator = children
+        name = str(token).upper()
+        star = isinstance(arg, Token) and arg.type == "STAR"
+        if star and name != "COUNT":
+            raise self._error(f"only COUNT takes '*', not {name}", arg)
+        if separator is not None and name != "GROUP_CONCAT":
+            raise self._error(f"only GROUP_CONCAT takes a SEPARATOR, not {name}", token)
+        return Aggregate(
+            name,
+            None if star else arg,
+            distinct is not None,
+            " " if separator is None else separator,
+            self._pos(token),
+        )
+
+    @v_args(meta=True)
+    def exists(self, meta, children):
+        return Exists(children[0], False, self._pos(meta))
+
+    @v_args(meta=True)
+    def not_exists(self, meta, children):
+        return Exists(children[0], True, self._pos(meta))
+
+    # solution modifiers -------------------------------------------------------------------------------
+    def group_alias(self, children):
+        expr, var = children
+        return Projection(var, expr)
+
+    def group_clause(self, children):
+        return tuple(self._group_item(c) for c in children)
+
+    def _group_item(self, item) -> Projection:
+        if isinstance(item, Projection):
+            return item
+        return Projection(item, item) if isinstance(item, Var) else Projection(self._fresh("g"), item)
+
+    def having_clause(self, children):
+        return tuple(children)
+
+    def order_condition(self, children):
+        if len(children) == 2:
+            return OrderCondition(children[1], str(children[0]).upper() == "DESC")
+        return OrderCondition(children[0])
+
+    def order_clause(self, children):
+        return tuple(children)
+
+    def limit_clause(self, children):
+        return _Limit(int(children[0]))
+
+    def offset_clause(self, children):
+        return _Offset(int(children[0]))
+
+    def modifiers(self, children):
+        group_by, having, order_by, *rest = children
+        limit = next((c.value for c in rest if isinstance(c, _Limit)), None)
+        offset = next((c.value for c in rest if isinstance(c, _Offset)), 0)
+        return Modifiers(group_by or (), having or (), order_by or (), limit, offset)
+
+    # query forms ----------------------------------------------------------------------------------------
+    @v_args(meta=True)
+    def select_alias(self, meta, children):
+        expr, var = children
+        return Projection(var, expr)
+
+    @v_args(meta=True)
+    def select_clause(self, meta, children):
+        modifier, *items = children
+        star = len(items) == 1 and isinstance(items[0], Token)
+        projection = None if star else tuple(Projection(i, i) if isinstance(i, Var) else i for i in items)
+        flag = str(modifier).upper() if modifier is not None else ""
+        return projection, flag == "DISTINCT", flag == "REDUCED", self._pos(meta)
+
+    def _select(self, clause, where: Group, modifiers: Modifiers) -> Select:
+        projection, distinct, reduced, pos = clause
+        return Select(projection, where, modifiers, distinct, reduced, pos)
+
+    def sub_select(self, children):
+        clause, where, modifiers = children
+        return self._select(clause, where, modifiers)
+
+    def select_query(self, children):
+        clause, *dataset, where, modifiers = children
+        return self._select(clause, where, modifiers), dataset
+
+    @v_args(meta=True)
+    def construct_query(self, meta, children):
+        template, *dataset, where, modifiers = children
+        return Construct(template, where, modifiers, self._pos(meta)), dataset
+
+    def construct_template(self, children):
+        return children[0].triples if children[0] is not None else ()
+
+    @v_args(meta=True)
+    def construct_where(self, meta, children):
+        *dataset, bgp, modifiers = children
+        triples = bgp.triples if bgp is not None else ()
+        where = Group((BGP(triples),) if triples else (), self._pos(meta))
+        return Construct(triples, where, modifiers, self._pos(meta)), dataset
+
+    @v_args(meta=True)
+    def ask_query(self, meta, children):
+        *dataset, where = children
+        return Ask(where, self._pos(meta)), dataset
+
+    # dataset ---------------------------------------------------------------------------------------------
+    def from_graph(self, children):
+        return _Dataset(graph=children[0])
+
+    @v_args(meta=True)
+    def from_stream(self, meta, children):
+        stream, (range_, step, triples) = children
+        return _Dataset(window=StreamWindow(stream, range_, step, triples, None, self._pos(meta)))
+
+    @v_args(meta=True)
+    def from_named_window(self, meta, children):
+        name, stream, (range_, step, triples) = children
+        return _Dataset(window=StreamWindow(stream, range_, step, triples, name, self._pos(meta)))
+
+    def sliding_window(self, children):
+        return self._duration(children[0]), self._duration(children[1]), None
+
+    def tumbling_window(self, children):
+        width = self._duration(children[0])
+        return width, width, None
+
+    def count_window(self, children):
+        count = int(children[0])
+        if count <= 0:
+            raise self._error("a count window needs at least one triple: [TRIPLES n] with n ≥ 1", children[0])
+        return None, None, count
+
+    # the whole query -----------------------------------------------------------------------------------
+    def start(self, children):
+        register = next(c for c in children if isinstance(c, _Register))
+        form, dataset = children[-1]
+        kind = register.kind or ("STREAM" if isinstance(form, Construct) else "QUERY")
+        return Query(
+            name=register.name,
+            form=form,
+            register=kind,
+            policy=register.policy,
+            compute_every=register.compute_every,
+            graphs=tuple(d.graph for d in dataset if d.graph is not None),
+            windows=tuple(d.window for d in dataset if d.window is not None),
+            prefixes=tuple(self.prefixes.items()),
+            base=self.base,
+            file=self.file,
+            pos=register.pos,
+        )
+
+
+# -- errors ---------------------------------------------------------------------------------------------
+
+_PUNCTUATION = {
+    "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
+    "DOT": "'.'", "COMMA": "','", "SEMICOLON": "';'", "EQUAL": "'='", "STAR": "'*'", "BANG": "'!'",
+    "OR": "'||'", "AND": "'&&'", "REL_OP": "a comparison", "SLASH": "'/'",
+    "SIGN": "'+' or '-'", "__ANON_0": "'^^'", "A": "'a'", "VAR": "a variable", "IRIREF": "an IRI",
+    "PNAME_LN": "a prefixed name", "PNAME_NS": "a prefix", "NAME": "a query name", "DURATION": "a duration",
+    "INTEGER": "an integer", "DECIMAL": "a decimal", "DOUBLE": "a double", "STRING_LITERAL1": "a string",
+    "STRING_LITERAL2": "a string", "STRING_LITERAL_LONG1": "a string", "STRING_LITERAL_LONG2": "a string",
+    "LANGTAG": "a language tag", "BLANK_NODE_LABEL": "a blank node", "ANON": "a blank node",
+    "BUILTIN": "a function", "AGGREGATE": "an aggregate", "POLICY": "RSTREAM/ISTREAM/DSTREAM",
+    "KIND": "QUERY or STREAM", "$END": "end of input",
+}  # fmt: skip
+
+
+def _describe(name: str) -> str:
+    if name in _PUNCTUATION:
+        return _PUNCTUATION[name]
+    bare = name.lstrip("_")
+    return bare if bare.isalpha() else name
+
+
+def _describe_expected(expected: set[str]) -> str:
+    names = sorted({_describe(e) for e in expected})
+    if not names:
+        return ""
+    if len(names) > 12:
+        names = names[:12] + ["…"]
+    return "; expected " + ", ".join(names)
+
+
+def _accepted(state) -> set[str]:
+    """The terminals that really advance the parser from ``state`` (LALR tables over-approximate)."""
+    if state is None or not hasattr(state, "parse_conf"):
+        return set()
+    conf = copy(state.parse_conf)
+    conf.callbacks = {}
+    accepted = set()
+    for name in state.parse_conf.parse_table.states[state.position]:
+        if not name.isupper():
+            continue
+        trial = state.copy(deepcopy_values=False)
+        trial.parse_conf = conf
+        try:
+            trial.feed_token(Token(name, ""), name == "$END")
+        except UnexpectedInput:
+            continue
+        accepted.add(name)
+    return accepted
+
+
+def _expected(err: UnexpectedInput) -> set[str]:
+    if isinstance(err, UnexpectedToken):
+        try:
+            return set(err.accepts) or set(err.expected)
+        except Exception:  # noqa: BLE001 - the interactive parser is a nicety; fall back to the table
+            return set(err.expected)
+    if isinstance(err, UnexpectedCharacters):
+        return _accepted(err.state) or set(err.allowed or ())
+    return set(getattr(err, "expected", ()) or ())
+
+
+def _syntax_error(err: UnexpectedInput, text: str, file: str) -> QuerySyntaxError:
+    line, column = err.line, err.column
+    expected = _describe_expected(_expected(err))
+    if isinstance(err, UnexpectedCharacters):
+        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
+        message = f"unexpected character {char!r}{expected}"
+    elif isinstance(err, UnexpectedToken) and err.token.type != "$END":
+        shown = str(err.token)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        message = f"unexpected '{shown}'{expected}"
+        if err.token.type == "IRIREF" and "REL_OP" in _expected(err):
+            message += " (this was read as an IRI: put spaces around '<' and '>' in comparisons)"
+    else:
+        lines = text.rstrip().splitlines() or [""]
+        line, column = len(lines), len(lines[-1]) + 1
+        hint = " (is a '}' missing?)" if "RBRACE" in _expected(err) else ""
+        message = f"unexpected end of query{expected}{hint}"
+    return QuerySyntaxError(message, Position(file, line, column))
+
+
+# -- entry points -----------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark.open_from_package(
+        "rsp.query", "query.lark", parser="lalr", lexer="contextual", propagate_positions=True,
+        maybe_placeholders=True, cache=True,
+    )  # fmt: skip
+
+
+def parse_query_unchecked(text: str, file: str = "<query>") -> Query:
+    """Parse a query without the semantic checks of :mod:`rsp.query.validate` (syntax errors still raise)."""
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, text, file) from None
+    labels = {
+        str(t)[2:] for t in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "BLANK_NODE_LABEL")
+    }
+    try:
+        return _ToAst(file, labels).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, RspError):
+            raise err.orig_exc from None
+        raise
+
+
+def parse_and_validate(text: str, file: str = "<query>") -> tuple[Query, list[str]]:
+    """Parse and check a query; returns it with the validator's warnings (errors raise)."""
+    from rsp.query.validate import validate
+
+    query = parse_query_unchecked(text, file)
+    return query, validate(query, text)
+
+
+def parse_query(text: str, file: str = "<query>") -> Query:
+    """Parse and check a registered continuous query (warnings are dropped; see :func:`parse_and_validate`).
+
+    >>> q = parse_query('''REGISTER QUERY Q AS SELECT ?s
+    ...   FROM STREAM <http://ex.org/s> [RANGE 10s STEP 1s] WHERE { ?s a <http://ex.org/C> }''')
+    >>> q.name, q.windows[0].range, q.windows[0].step
+    ('Q', 10000, 1000)
+    """
+    return parse_and_validate(text, file)[0]
+
+
+def parse_query_file(path: str | Path) -> Query:
+    """Parse and check a query file; errors carry the file name."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise QuerySyntaxError(f"cannot read query: {err.strerror}", Position(str(path))) from None
+    return parse_query(text, str(path))

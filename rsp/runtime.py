@@ -1,0 +1,300 @@
+"""The continuous-query runtime and its Python API: :class:`Engine` registers queries, loads
+ontologies, takes stream elements in time order, closes evaluation instants and hands each query's
+results to its subscribers.
+
+>>> engine = Engine()
+>>> query = engine.register('''
+...     REGISTER QUERY Hot AS
+...     SELECT ?room FROM STREAM <http://ex.org/temps> [RANGE 2s STEP 1s]
+...     WHERE { ?room <http://ex.org/temp> ?v FILTER(?v > 30) }''')
+>>> reading = ("<http://ex.org/r1>", "<http://ex.org/temp>", '"35"^^<http://www.w3.org/2001/XMLSchema#integer>')
+>>> engine.push([reading], 500)
+>>> engine.close()
+>>> [(r.time, r.bindings) for r in query]
+[(1000, [{'room': '<http://ex.org/r1>'}])]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rsp.errors import Position, RspError, StreamError
+from rsp.lars import check
+from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
+from rsp.query import ast
+
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class Result:
+    """What a query says at one evaluation instant (ms): solutions, CONSTRUCT triples or a boolean."""
+
+    query: str
+    time: int
+    variables: tuple[str, ...] = ()
+    bindings: list[dict[str, str]] | None = None
+    triples: list[str] | None = None
+    boolean: bool | None = None
+
+
+def _rename(rule: Rule, mapping: dict[str, str]) -> Rule:
+    """The rule with its predicates renamed (background rules over ``g`` reused for other graphs)."""
+
+    def atom(a: Atom) -> Atom:
+        return Atom(mapping.get(a.pred, a.pred), a.args)
+
+    body = []
+    for literal in rule.body:
+        if isinstance(literal, ExtAtom):
+            literal = ExtAtom(atom(literal.atom), literal.op, literal.window, literal.time, literal.negated)
+        body.append(literal)
+    return Rule(Head(atom(rule.head.atom), rule.head.time), tuple(body), rule.origin)
+
+
+def _resolve_graph(iri: str, query_file: str) -> Path:
+    """FROM <g> names a local file: a file: IRI, an absolute path, or a path relative to the query."""
+    text = iri[1:-1] if iri.startswith("<") else iri
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    path = Path(text)
+    if not path.is_absolute() and query_file not in ("<query>", "<string>"):
+        path = Path(query_file).parent / path
+    return path
+
+
+class QueryHandle:
+    """A registered query: subscribe to its results, iterate over those produced so far, explain."""
+
+    def __init__(self, engine: Engine, query: ast.Query, translation, program, lars_engine) -> None:
+        self.engine = engine
+        self.query = query
+        self.name = query.name
+        self.translation = translation
+        self.program = program
+        self.lars = lars_engine
+        self.results: list[Result] = []
+        self._subscribers: list[Callable[[Result], None]] = []
+        self.slot = translation.slot
+        self.step = translation.step
+        self._pending: dict[int, list] = {}
+        self._engine_time: int | None = None
+        self._next_instant: int | None = None
+        self._last_element: int | None = None
+        self.closed_until: int | None = None
+        self._previous: Counter | None = None
+        self._bnodes = [0]
+        ranges = [w.range for w in query.windows if w.range]
+        self._max_range = max(ranges) if ranges else self.slot
+        self.variables = self._variables()
+        self.keep = True
+
+    def _variables(self) -> tuple[str, ...]:
+        form = self.query.form
+        if isinstance(form, ast.Select):
+            if form.projection is not None:
+                return tuple(p.var.name for p in form.projection)
+            names: dict[str, None] = {}
+            for table in self.translation.tables.values():
+                for name in (*table.variables, table.time_var):
+                    if name is not None and not name.startswith("_"):
+                        names.setdefault(name, None)
+            return tuple(names)
+        return ()
+
+    def subscribe(self, callback: Callable[[Result], None]) -> None:
+        """Call ``callback(result)`` for every result from now on."""
+        self._subscribers.append(callback)
+
+    def __iter__(self) -> Iterator[Result]:
+        return iter(list(self.results))
+
+    def rules(self) -> list[Rule]:
+        """The LARS rules the query runs (query rules first, then background rules)."""
+        return list(self.program.program.rules)
+
+    # -- time -----------------------------------------------------------------------------------------
+    def _add(self, time: int, atoms: list) -> None:
+        if self._next_instant is None:
+            self._next_instant = (time // self.step + 1) * self.step
+        while self._next_instant <= time:
+            self._close(self._next_instant)
+            self._next_instant += self.step
+        self._pending.setdefault(time // self.slot, []).extend(atoms)
+        self._last_element = time
+
+    def _close(self, instant: int) -> None:
+        point = instant // self.slot - 1
+        if self._engine_time is None:
+            first = max(0, (instant - self._max_range) // self.slot)
+            self._engine_time = min(first, min(self._pending, default=first)) - 1
+        lars = self.lars
+        for k in range(self._engine_time + 1, point + 1):
+            lars.step(k, self._pending.pop(k, []))
+        self._engine_time = max(self._engine_time, point)
+        self.closed_until = instant
+        self._emit(instant)
+
+    def finish(self) -> None:
+        """Close every instant up to the first one after the last element."""
+        if self._last_element is None:
+            return
+        last = (self._last_element // self.step + 1) * self.step
+        while self._next_instant is not None and self._next_instant <= last:
+            self._close(self._next_instant)
+            self._next_instant += self.step
+
+    # -- results ---------------------------------------------------------------------------------------
+    def _rows(self, pred: str) -> set:
+        facts = self.lars.facts.get(pred)
+        return facts.at_current(self.lars.t) if facts is not None else set()
+
+    def _emit(self, instant: int) -> None:
+        from rsp.query.algebra import Instant, construct
+
+        algebra = Instant(self.translation, self._rows, self.engine.compiled)
+        form = self.query.form
+        result = Result(self.name, instant, self.variables)
+        if isinstance(form, ast.Select):
+            result.bindings = self._policy(algebra.select(form))
+        elif isinstance(form, ast.Construct):
+            solutions = algebra.modify(algebra.group(form.where), None, form.modifiers, False)
+            result.triples = self._policy_triples(construct(form.template, solutions, self._bnodes))
+        else:
+            result.boolean = bool(algebra.group(form.where))
+        if self.keep:
+            self.results.append(result)
+        for callback in self._subscribers:
+            callback(result)
+
+    def _policy(self, bindings: list[dict]) -> list[dict]:
+        policy = self.query.policy
+        if policy is ast.OutputPolicy.RSTREAM:
+            return bindings
+        current = Counter(tuple(sorted(b.items())) for b in bindings)
+        previous = self._previous or Counter()
+        self._previous = current
+        change = current - previous if policy is ast.OutputPolicy.ISTREAM else previous - current
+        return [dict(key) for key in change.elements()]
+
+    def _policy_triples(self, triples: list[str]) -> list[str]:
+        policy = self.query.policy
+        if policy is ast.OutputPolicy.RSTREAM:
+            return triples
+        current = Counter(triples)
+        previous = self._previous or Counter()
+        self._previous = current
+        change = current - previous if policy is ast.OutputPolicy.ISTREAM else previous - current
+        return list(change.elements())
+
+
+class Engine:
+    """Registers continuous queries and feeds them stream elements in time order.
+
+    ``entailment`` is ``none``, ``rdfs`` or ``owlrl``; ``late`` is ``drop`` (count and skip elements
+    older than the last closed instant) or ``fail`` (raise :class:`rsp.errors.StreamError`).
+    """
+
+    def __init__(self, entailment: str = "none", late: str = "drop") -> None:
+        from rsp.query.aggregates import compile_aggregate, order_key
+        from rsp.query.algebra import Compiled
+        from rsp.query.expr import compile_expr, compile_filter
+
+        self.entailment = entailment
+        self.late_policy = late
+        self.static: list[Triple] = []
+        self.queries: list[QueryHandle] = []
+        self.late = 0
+        self.on_late: Callable[[int, Triple], None] | None = None
+        self.compiled = Compiled(compile_expr, compile_filter, compile_aggregate, order_key)
+
+    def load_ontology(self, path: str | Path) -> int:
+        """Load an ontology or static graph (Turtle, RDF/XML, N-Triples, JSON-LD); returns its size.
+        Load ontologies before registering the queries that use them."""
+        from rsp.background import load_ontology
+
+        triples = load_ontology(path)
+        self.static.extend(triples)
+        return len(triples)
+
+    def register(self, text: str, file: str = "<query>") -> QueryHandle:
+        """Parse, check and compile a query; its results flow from the next pushed element on."""
+        from rsp.background import Regime, background_program
+        from rsp.background import load_ontology as load_graph
+        from rsp.engine import Engine as LarsEngine
+        from rsp.query.expr import compile_filter
+        from rsp.query.parser import parse_query
+        from rsp.query.text import expr_text
+        from rsp.query.translate import slot_rule, translate
+
+        query = parse_query(text, file)
+        translation = translate(query, compile_filter, expr_text)
+        static = list(self.static)
+        for graph in query.graphs:
+            path = _resolve_graph(graph, file)
+            if not path.exists():
+                raise RspError(
+                    f"FROM {graph}: no such local file {path} (rsp never fetches IRIs)", Position(file)
+                )
+            static.extend(load_graph(path))
+        regime = Regime(self.entailment)
+        background = background_program(regime, static, pred="g")
+        rules = list(translation.rules)
+        facts: list[Rule] = list(background.facts)
+        graph_preds = set(translation.graphs.values())
+        for pred in sorted(graph_preds):
+            rules.extend(_rename(r, {"g": pred}) for r in background.rules)
+            facts.extend(Rule(Head(Atom(pred, triple))) for triple in background.closure)
+        for name, slot_pred in translation.slot_graphs.items():
+            size = translation.windows[name][0].range // translation.slot - 1
+            for rule in background.rules:
+                copy = slot_rule(rule, "g", slot_pred, size)
+                if copy is not None:
+                    rules.append(copy)
+            facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in background.closure)
+        program = check(Program(tuple(rules) + tuple(facts), (), file))
+        handle = QueryHandle(self, query, translation, program, LarsEngine(program))
+        self.queries.append(handle)
+        return handle
+
+    def push(self, triples: Iterable[Triple], time: int, stream: str | None = None) -> None:
+        """Add stream elements with timestamp ``time`` (ms) to ``stream`` (default: the only stream
+        the registered queries read). Elements must come in time order."""
+        triples = [tuple(str(term) if not isinstance(term, str) else term for term in t) for t in triples]
+        for handle in self.queries:
+            streams = handle.translation.streams
+            if stream is None:
+                if len(streams) != 1:
+                    raise StreamError(f"query {handle.name} reads several streams: say which one")
+                pred = next(iter(streams.values()))
+            else:
+                key = stream if stream.startswith("<") else f"<{stream}>"
+                pred = streams.get(key)
+                if pred is None:
+                    continue
+            if handle.closed_until is not None and time < handle.closed_until:
+                self.late += len(triples)
+                if self.late_policy == "fail":
+                    raise StreamError(
+                        f"late element at {time}: instant {handle.closed_until} is already closed"
+                    )
+                if self.on_late is not None:
+                    for triple in triples:
+                        self.on_late(time, triple)
+                continue
+            handle._add(time, [(pred, triple) for triple in triples])
+
+    def advance(self, time: int) -> None:
+        """Declare that no element older than ``time`` will come: close the instants up to it."""
+        for handle in self.queries:
+            while handle._next_instant is not None and handle._next_instant <= time:
+                handle._close(handle._next_instant)
+                handle._next_instant += handle.step
+
+    def close(self) -> None:
+        """End of the streams: close every instant up to the first one after the last element."""
+        for handle in self.queries:
+            handle.finish()

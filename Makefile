@@ -13,9 +13,24 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	@echo "== a continuous query with RDFS over a sensor stream (examples/building) =="
+	$(BIN)/rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \
+		--ontology examples/building/building.ttl --entailment rdfs --format text
+	@echo "== a LARS program: the cooling system (examples/cooling) =="
 	$(BIN)/rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
 
-test: $(STAMP)
+# The W3C SPARQL 1.1 entailment tests ship in rdflib's source distribution: fetched from PyPI once.
+W3C := $(VENV)/w3c/entailment
+
+$(W3C): $(STAMP)
+	rm -rf $(VENV)/w3c && mkdir -p $(VENV)/w3c
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: -d $(VENV)/w3c \
+		"rdflib==$$($(BIN)/python -c 'import rdflib; print(rdflib.__version__)')"
+	tar -xzf $(VENV)/w3c/rdflib-*.tar.gz -C $(VENV)/w3c --strip-components=6 \
+		--wildcards '*/test/data/suites/w3c/sparql11/entailment/*'
+	test -f $(W3C)/manifest.ttl
+
+test: $(STAMP) $(W3C)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

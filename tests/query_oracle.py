@@ -69,9 +69,7 @@ def answer(sparql: str, default: set, named: dict[str, set]):
         return bool(result.askAnswer)
     if result.type == "CONSTRUCT":
         return sorted(f"{s.n3()} {p.n3()} {o.n3()} ." for s, p, o in result.graph)
-    return [
-        {str(var): _n3(row[var]) for var in result.vars if row[var] is not None} for row in result
-    ]
+    return [{str(var): _n3(row[var]) for var in result.vars if row[var] is not None} for row in result]
 
 
 def _terms(triples):
@@ -110,8 +108,17 @@ def run(query_text: str, windows, elements, static, regime: str, step: int):
     return out
 
 
-def run_slots(inner_sparql: str, size: int, slot: int, elements, static, regime: str, step: int, op: str,
-              time_var: str = "t"):
+def run_slots(
+    inner_sparql: str,
+    size: int,
+    slot: int,
+    elements,
+    static,
+    regime: str,
+    step: int,
+    op: str,
+    time_var: str = "t",
+):
     """BOX / AT blocks: evaluate the block's pattern slot by slot (each slot's elements plus the
     static graph, closed) and combine: BOX keeps solutions of every slot of the window, AT tags each
     solution with its slot's start time."""

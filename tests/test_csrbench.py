@@ -71,8 +71,14 @@ def test_lexical_forms_of_data_values_are_kept() -> None:
 
 
 def test_cli_runs_a_csrbench_query(capsys) -> None:
-    code = main(["run", str(CSRBENCH / "queries" / "q6.rq"),
-                 "--stream", f"http://www.cwi.nl/SRBench/observations={CSRBENCH / 'stream.nt'}"])
+    code = main(
+        [
+            "run",
+            str(CSRBENCH / "queries" / "q6.rq"),
+            "--stream",
+            f"http://www.cwi.nl/SRBench/observations={CSRBENCH / 'stream.nt'}",
+        ]
+    )
     assert code == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert all(r["query"] == "Q6" for r in records)

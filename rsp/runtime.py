@@ -263,7 +263,7 @@ class Engine:
     def push(self, triples: Iterable[Triple], time: int, stream: str | None = None) -> None:
         """Add stream elements with timestamp ``time`` (ms) to ``stream`` (default: the only stream
         the registered queries read). Elements must come in time order."""
-        triples = [tuple(str(term) if not isinstance(term, str) else term for term in t) for t in triples]
+        triples = [tuple(term if isinstance(term, str) else term.n3() for term in t) for t in triples]
         for handle in self.queries:
             streams = handle.translation.streams
             if stream is None:

@@ -263,7 +263,8 @@ class Engine:
     def push(self, triples: Iterable[Triple], time: int, stream: str | None = None) -> None:
         """Add stream elements with timestamp ``time`` (ms) to ``stream`` (default: the only stream
         the registered queries read). Elements must come in time order."""
-        triples = [tuple(term if isinstance(term, str) else term.n3() for term in t) for t in triples]
+        # rdflib terms subclass str: write them in N-Triples syntax
+        triples = [tuple(term.n3() if hasattr(term, "n3") else term for term in t) for t in triples]
         for handle in self.queries:
             streams = handle.translation.streams
             if stream is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rsp.query import ast
 from rsp.query.translate import PatternTable, Translation, expr_variables
+from rsp.query.validate import aggregates
 
 XSD_INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
 
@@ -330,15 +331,7 @@ class _GroupContext:
 
 
 def _has_aggregate(expr) -> bool:
-    if isinstance(expr, ast.Aggregate):
-        return True
-    if isinstance(expr, ast.BinaryOp):
-        return _has_aggregate(expr.left) or _has_aggregate(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return _has_aggregate(expr.arg)
-    if isinstance(expr, ast.FunctionCall):
-        return any(_has_aggregate(a) for a in expr.args)
-    return False
+    return next(aggregates(expr), None) is not None
 
 
 def construct(

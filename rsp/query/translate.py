@@ -30,6 +30,7 @@ from functools import reduce
 from rsp.errors import Position, QuerySyntaxError
 from rsp.lars.model import Atom, ExtAtom, Guard, Head, Op, Origin, Program, Rule, Var, Window
 from rsp.query import ast
+from rsp.query.validate import exists_groups, expr_vars
 
 TRIPLE_VARS = (Var("S"), Var("P"), Var("O"))
 
@@ -102,33 +103,11 @@ def pattern_variables(triples: tuple[ast.TriplePattern, ...]) -> tuple[str, ...]
 
 def expr_variables(expr) -> set[str]:
     """Variables an expression reads (EXISTS patterns excluded)."""
-    if isinstance(expr, ast.Var):
-        return {expr.name}
-    if isinstance(expr, ast.BinaryOp):
-        return expr_variables(expr.left) | expr_variables(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return expr_variables(expr.arg)
-    if isinstance(expr, ast.FunctionCall):
-        return set().union(*(expr_variables(a) for a in expr.args)) if expr.args else set()
-    if isinstance(expr, ast.InList):
-        return expr_variables(expr.expr).union(*(expr_variables(o) for o in expr.options))
-    if isinstance(expr, ast.Aggregate):
-        return expr_variables(expr.arg) if expr.arg is not None else set()
-    return set()
+    return {var.name for var in expr_vars(expr)}
 
 
 def has_exists(expr) -> bool:
-    if isinstance(expr, ast.Exists):
-        return True
-    if isinstance(expr, ast.BinaryOp):
-        return has_exists(expr.left) or has_exists(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return has_exists(expr.arg)
-    if isinstance(expr, ast.FunctionCall):
-        return any(has_exists(a) for a in expr.args)
-    if isinstance(expr, ast.InList):
-        return has_exists(expr.expr) or any(has_exists(o) for o in expr.options)
-    return False
+    return next(iter(exists_groups(expr)), None) is not None
 
 
 class Translator:

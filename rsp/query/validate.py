@@ -139,18 +139,22 @@ def _sub_groups(pattern: Pattern) -> Iterable[Group]:
             return ()
 
 
-def _exists_groups(expr: Expr) -> Iterator[Group]:
+def exists_groups(expr: Expr) -> Iterator[Group]:
+    """The patterns of the EXISTS / NOT EXISTS inside an expression."""
     match expr:
         case Exists(pattern=group):
             yield group
         case BinaryOp(left=left, right=right):
-            yield from _exists_groups(left)
-            yield from _exists_groups(right)
+            yield from exists_groups(left)
+            yield from exists_groups(right)
         case UnaryOp(arg=arg):
-            yield from _exists_groups(arg)
-        case FunctionCall(args=args) | InList(options=args):
+            yield from exists_groups(arg)
+        case FunctionCall(args=args):
             for a in args:
-                yield from _exists_groups(a)
+                yield from exists_groups(a)
+        case InList(expr=inner, options=options):
+            for e in (inner, *options):
+                yield from exists_groups(e)
 
 
 # -- the checker --------------------------------------------------------------------------------------------
@@ -213,7 +217,7 @@ class _Checker:
             for expr in _pattern_exprs(element):
                 for agg in aggregates(expr):
                     raise self.error(f"aggregate {agg.name} is not allowed inside WHERE", agg.pos)
-                for inner in _exists_groups(expr):
+                for inner in exists_groups(expr):
                     self.check_group(inner)
             match element:
                 case Bind(var=var, pos=pos) if var.name in bound:

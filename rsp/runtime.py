@@ -227,6 +227,7 @@ class Engine:
         from rsp.engine import Engine as LarsEngine
         from rsp.query.expr import compile_filter
         from rsp.query.parser import parse_query
+        from rsp.query.reflexive import observes_reflexive, static_reflexive, stream_rules
         from rsp.query.text import expr_text
         from rsp.query.translate import slot_rule, translate
 
@@ -245,16 +246,21 @@ class Engine:
         rules = list(translation.rules)
         facts: list[Rule] = list(background.facts)
         graph_preds = set(translation.graphs.values())
+        closure = set(background.closure)
+        background_rules = list(background.rules)
+        if regime is Regime.RDFS and observes_reflexive(query):
+            closure |= static_reflexive(closure)
+            background_rules.extend(stream_rules("g"))
         for pred in sorted(graph_preds):
-            rules.extend(_rename(r, {"g": pred}) for r in background.rules)
-            facts.extend(Rule(Head(Atom(pred, triple))) for triple in background.closure)
+            rules.extend(_rename(r, {"g": pred}) for r in background_rules)
+            facts.extend(Rule(Head(Atom(pred, triple))) for triple in closure)
         for name, slot_pred in translation.slot_graphs.items():
             size = translation.windows[name][0].range // translation.slot - 1
-            for rule in background.rules:
+            for rule in background_rules:
                 copy = slot_rule(rule, "g", slot_pred, size)
                 if copy is not None:
                     rules.append(copy)
-            facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in background.closure)
+            facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in closure)
         program = check(Program(tuple(rules) + tuple(facts), (), file))
         handle = QueryHandle(self, query, translation, program, LarsEngine(program))
         self.queries.append(handle)

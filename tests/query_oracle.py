@@ -13,9 +13,9 @@ from collections import Counter
 
 import owlrl
 import rdflib
-from rdflib import Dataset, Graph, URIRef
+from rdflib import RDF, RDFS, Dataset, Graph, URIRef
 
-from rsp.background.vocab import is_noise
+from rsp.background.vocab import SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, is_noise
 
 XSD_INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
@@ -37,11 +37,40 @@ def closure(triples, regime: str) -> set[tuple[str, str, str]]:
     graph = _graph(triples)
     if regime == "rdfs":
         owlrl.DeductiveClosure(owlrl.RDFS_Semantics).expand(graph)
+        _rdfs10(graph)
     elif regime == "owlrl":
         owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(graph)
     result = {(s.n3(), p.n3(), o.n3()) for s, p, o in graph}
     original = {tuple(t) for t in triples}
-    return {t for t in result if t in original or not is_noise(t)}
+    return {t for t in result if t in original or not is_noise(t) or (regime == "rdfs" and _reflexive(t))}
+
+
+def _rdfs10(graph: Graph) -> None:
+    """owlrl's RDFS leaves out rdfs10 (``c a rdfs:Class`` ⟹ ``c rdfs:subClassOf c``) and applies rdfs6
+    only to properties used as predicates, where the W3C RDFS entailment (and its SPARQL test suite)
+    also types the subjects and objects of subPropertyOf and the subjects of domain/range through the
+    axiomatic triples: add both reflexive rules for every class and property of the closed graph."""
+    classes = set(graph.objects(None, RDF.type)) | set(graph.subjects(RDFS.subClassOf, None))
+    classes |= set(graph.objects(None, RDFS.subClassOf)) | set(graph.objects(None, RDFS.domain))
+    classes |= set(graph.objects(None, RDFS.range)) | set(graph.subjects(RDF.type, RDFS.Class))
+    properties = set(graph.predicates()) | set(graph.subjects(RDFS.subPropertyOf, None))
+    properties |= set(graph.objects(None, RDFS.subPropertyOf)) | set(graph.subjects(RDFS.domain, None))
+    properties |= set(graph.subjects(RDFS.range, None)) | set(graph.subjects(RDF.type, RDF.Property))
+    for c in classes:
+        graph.add((c, RDFS.subClassOf, c))
+    for p in properties:
+        graph.add((p, RDFS.subPropertyOf, p))
+
+
+def _reflexive(triple) -> bool:
+    """rdfs10 / rdfs6 about a user class or property: rsp gives them to queries that can see them."""
+    s, p, o = triple
+    return (
+        s == o
+        and p in (SUBCLASS, SUBPROPERTY)
+        and s.startswith("<")
+        and not s.startswith(VOCABULARY_NAMESPACES)
+    )
 
 
 def to_sparql(text: str) -> str:

@@ -23,7 +23,7 @@ STREAM = "<http://example.org/stream>"
 EX = "http://example.org/t#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
-PREFIX = "PREFIX ex: <http://example.org/t#>\n"
+PREFIX = "PREFIX ex: <http://example.org/t#>\nPREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
 
 VEHICLES = [f"<{EX}v{i}>" for i in range(4)]
 STATIONS = [f"<{EX}s{i}>" for i in (1, 2, 3)]
@@ -132,6 +132,9 @@ QUERIES = {
     "tumbling": q("?v ex:speed ?sp", "SELECT ?v ?sp", "[RANGE 2s TUMBLING]"),
     "sliding-3s-step-500ms": q("?v ex:at ?s", "SELECT ?v ?s", "[RANGE 3s STEP 500ms]"),
     "count-window": q("?v ?p ?o", "SELECT ?v ?p ?o", "[TRIPLES 5]"),
+    "reflexive-schema": q(
+        "?v a ?c . ?c rdfs:subClassOf ?d . ?v ?p ?s . ?p rdfs:subPropertyOf ex:at", "SELECT ?v ?c ?d ?p"
+    ),
     "named-window": (
         f"REGISTER QUERY T AS\n{PREFIX}SELECT ?v ?s ?d\nFROM STREAM {STREAM} [RANGE 1s STEP 1s]\n"
         f"FROM NAMED WINDOW ex:w ON {STREAM} [RANGE 4s STEP 1s]\n"

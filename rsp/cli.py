@@ -137,16 +137,14 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
     from rsp.io.results import make_writer
-    from rsp.query.parser import parse_query_file
     from rsp.runtime import Engine
 
-    query_ast = parse_query_file(args.query)
     engine = Engine(entailment=args.entailment, late=args.late)
     for ontology in args.ontology:
         engine.load_ontology(ontology)
     with open(args.query, encoding="utf-8") as handle:
         query = engine.register(handle.read(), args.query)
-    pairs = _stream_arguments(args.stream, query_ast)
+    pairs = _stream_arguments(args.stream, query.query)
     writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
     query.keep = False
     query.subscribe(writer.write)
@@ -155,26 +153,32 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         print(error, file=sys.stderr)
 
     counters = {path: ReadCounters() for _iri, path in pairs}
-    readers = []
-    for order, (iri, path) in enumerate(pairs):
-        batches = read_triple_file(
-            path,
-            on_error=report,
-            on_late=report,
-            counters=counters[path],
-            late_policy=LatePolicy(args.late),
-            reject=args.reject if order == 0 else None,
-        )
-        readers.append(((time_, order, iri, triples) for time_, triples in batches))
-    progress = _Progress(not args.quiet)
-    elements = 0
-    for time_, _order, iri, triples in heapq.merge(*readers):
-        engine.push(triples, time_, iri)
-        elements += len(triples)
-        progress.update(time_, elements)
-    engine.close()
-    progress.close()
-    writer.close()
+    # one reject file for every stream (each reader would truncate a path of its own)
+    rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
+    try:
+        readers = []
+        for order, (iri, path) in enumerate(pairs):
+            batches = read_triple_file(
+                path,
+                on_error=report,
+                on_late=report,
+                counters=counters[path],
+                late_policy=LatePolicy(args.late),
+                reject=rejects,
+            )
+            readers.append(((time_, order, iri, triples) for time_, triples in batches))
+        progress = _Progress(not args.quiet)
+        elements = 0
+        for time_, _order, iri, triples in heapq.merge(*readers):
+            engine.push(triples, time_, iri)
+            elements += len(triples)
+            progress.update(time_, elements)
+        engine.close()
+        progress.close()
+        writer.close()
+    finally:
+        if rejects is not None:
+            rejects.close()
     if not args.quiet:
         for path, counter in counters.items():
             if counter.rejected or counter.late or engine.late:
@@ -204,6 +208,23 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     facts = sum(1 for rule in query.rules() if rule.is_fact)
     out.write(f"% plus {facts} background fact(s): the closed static graph and ontology tables\n")
     return 0
+
+
+SPARK_EXAMPLE = """examples:
+  rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology examples/building/building.ttl \\
+      --entailment rdfs --format text                  # until Ctrl-C; files dropped into incoming/
+  rsp spark q.rq --stream http://ex.org/s=stream.nt --available-now   # what is there, then exit
+  rsp spark program.lars --stream socket://127.0.0.1:9999 --sink out/ --sink-format parquet
+
+SOURCE: a directory that receives N-Triples files, a file, or socket://HOST:PORT (see docs/spark.md)"""
+
+
+def _cmd_spark(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from rsp.spark.command import run_command
+    except ImportError as err:
+        raise RspError(f"rsp spark needs PySpark: pip install 'rsp[spark]' ({err})") from None
+    return run_command(args, out)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -300,6 +321,45 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
     explain.add_argument("--output", "-o", help="write to this file instead of stdout")
     explain.set_defaults(handler=_cmd_explain)
+
+    spark = sub.add_parser(
+        "spark",
+        help="run a query or LARS program over streams read by Spark Structured Streaming",
+        description="Feed a continuous query (.rq) or a LARS program (.lars) from Spark Structured Streaming "
+        "sources; the output is that of rsp run / rsp lars.",
+        epilog=SPARK_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    spark.add_argument("program", metavar="QUERY.rq|PROGRAM.lars", help="the query or LARS program")
+    spark.add_argument(
+        "--stream",
+        action="append",
+        required=True,
+        metavar="[IRI=]SOURCE",
+        help="a directory, a file or socket://HOST:PORT; IRI= names the stream when the query reads several",
+    )
+    spark.add_argument("--ontology", action="append", default=[], metavar="FILE")
+    spark.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    spark.add_argument(
+        "--format",
+        choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count"),
+        default="jsonl",
+        help="as for rsp run (queries) or rsp lars (programs: jsonl, count, text)",
+    )
+    spark.add_argument("--output", "-o", help="write results to this file instead of stdout")
+    spark.add_argument("--reject", metavar="DIR", help="write malformed lines here as JSON lines")
+    spark.add_argument("--late", choices=("drop", "fail"), default="drop")
+    spark.add_argument(
+        "--available-now", action="store_true", help="process what the sources hold now, then exit"
+    )
+    spark.add_argument("--trigger", metavar="INTERVAL", help="micro-batch interval, e.g. '2 seconds'")
+    spark.add_argument("--max-files-per-trigger", type=int, metavar="N", help="files per micro-batch")
+    spark.add_argument("--sink", metavar="DIR", help="also write results to a Spark file sink here")
+    spark.add_argument("--sink-format", choices=("json", "parquet"), help="the sink's format (default json)")
+    spark.add_argument("--master", help="Spark master of a new session (default local[2])")
+    spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)
+    spark.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")
+    spark.set_defaults(handler=_cmd_spark)
     return parser
 
 

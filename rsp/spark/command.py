@@ -1,0 +1,178 @@
+"""``rsp spark``: a query (``.rq``) or LARS program (``.lars``) fed by Spark Structured Streaming, with
+the output of ``rsp run`` / ``rsp lars``.
+
+Without ``--available-now`` the run goes on until SIGINT or SIGTERM: the micro-batch in progress
+finishes, the streaming query stops, the engine closes (the last instants are emitted) and the exit
+code is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TextIO
+
+from pyspark.errors import StreamingQueryException
+
+from rsp.errors import RspError, StreamError
+from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, print_error
+from rsp.spark.pipeline import cleanup, start, union
+from rsp.spark.session import session
+from rsp.spark.sink import ResultSink
+from rsp.spark.source import Source, read_stream
+
+
+def run_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``rsp spark`` with parsed arguments, writing results to ``out``."""
+    if args.sink_format and not args.sink:
+        raise RspError("--sink-format needs --sink DIR")
+    if Path(args.program).suffix == ".lars":
+        return _run_program(args, out)
+    return _run_query(args, out)
+
+
+def _run_query(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.cli import _stream_arguments
+    from rsp.io.results import make_writer
+    from rsp.runtime import Engine
+
+    engine = Engine(entailment=args.entailment, late=args.late)
+    for ontology in args.ontology:
+        engine.load_ontology(ontology)
+    with open(args.program, encoding="utf-8") as handle:
+        query = engine.register(handle.read(), args.program)
+    pairs = _stream_arguments(args.stream, query.query)
+    sources = [Source.parse(path) for _iri, path in pairs]
+    writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
+    query.keep = False
+    query.subscribe(writer.write)
+    spark = session(args.master)
+    feeder = QueryFeeder(
+        engine,
+        [iri for iri, _path in pairs],
+        [str(source) for source in sources],
+        rejects=Rejects(args.reject, print_error),
+        late=args.late,
+        on_late=print_error,
+    )
+    if args.sink:
+        form = query.query.form
+        kind = type(form).__name__.lower()
+        sink = ResultSink(spark, args.sink, args.sink_format or "json", kind)
+        query.subscribe(sink.add)
+        feeder.after_batch.append(sink.write)
+    frames = [
+        read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
+    ]
+    _drive(args, feeder, union(frames))
+    writer.close()
+    _summary(args, feeder, f", {engine.late} late at the engine" if engine.late else "")
+    return 0
+
+
+def _run_program(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.engine import Engine
+    from rsp.lars import load
+    from rsp.lars.model import format_atom
+
+    if len(args.stream) != 1:
+        raise RspError("a LARS program reads one stream: give one --stream SOURCE")
+    source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+    program = load(args.program)
+    if not args.quiet:
+        for warning in program.warnings:
+            print(warning, file=sys.stderr)
+    engine = Engine(program, impossible=not args.no_impossible)
+    fmt = args.format if args.format in ("jsonl", "count", "text") else None
+    if fmt is None:
+        raise RspError(f"--format {args.format}: a LARS program writes jsonl, count or text")
+    spark = session(args.master)
+    sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
+    name = Path(args.program).stem
+
+    def emit(t: int) -> None:
+        if fmt == "count":
+            out.write(f'{{"time": {t}, "count": {engine.count()}}}\n')
+        else:
+            atoms = sorted(format_atom(p, a) for p, a in engine.output())
+            if fmt == "jsonl":
+                out.write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+            else:
+                out.write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+            if sink is not None:
+                sink.add_atoms(name, t, atoms)
+        out.flush()
+
+    def late(time_: int, pred: str, atom_args: tuple) -> None:
+        print(f"{source}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr)
+
+    feeder = ProgramFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error), on_late=late)
+    if sink is not None:
+        feeder.after_batch.append(sink.write)
+    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
+    _drive(args, feeder, frame)
+    _summary(args, feeder, "")
+    return 0
+
+
+def _drive(args: argparse.Namespace, feeder: Feeder, frame) -> None:
+    """Run the streaming query until its data is processed (--available-now) or a stop signal."""
+    stop = threading.Event()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            previous[number] = signal.signal(number, lambda *_: stop.set())
+    started = time.monotonic()
+    query = start(
+        feeder,
+        frame,
+        available_now=args.available_now,
+        processing_time=args.trigger,
+        name=None,
+    )
+    try:
+        try:
+            while query.isActive and not stop.is_set():
+                query.awaitTermination(0.2)
+        except StreamingQueryException as err:
+            raise _failure(err) from None
+        feeder.stop()
+        query.stop()
+        exception = query.exception()
+        if exception is not None:
+            raise _failure(exception)
+        feeder.close()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if query.isActive:
+            query.stop()
+        cleanup(feeder)
+    feeder.elapsed = time.monotonic() - started
+
+
+def _failure(exception) -> RspError:
+    """An error raised in a micro-batch (a late element under --late fail, …) as an rsp error."""
+    text = str(exception)
+    for line in text.splitlines():
+        for name in ("StreamError: ", "RspError: "):
+            if name in line:
+                return StreamError(line.split(name, 1)[1].strip())
+    causes = [line for line in text.splitlines() if re.match(r"[\w.]+(Error|Exception): ", line)]
+    cause = causes[-1] if causes else (text.splitlines() or [""])[0]
+    return RspError(f"the Spark streaming query failed: {cause}")
+
+
+def _summary(args: argparse.Namespace, feeder: Feeder, engine_late: str) -> None:
+    if args.quiet:
+        return
+    for line in feeder.summary():
+        print(line + engine_late, file=sys.stderr)
+    elapsed = getattr(feeder, "elapsed", 0.0)
+    print(f"rsp spark: {feeder.batches} micro-batch(es) in {elapsed:.1f} s", file=sys.stderr)

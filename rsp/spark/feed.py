@@ -1,0 +1,390 @@
+"""The driver side of a Spark pipeline: micro-batches (Arrow tables of parsed lines) into an engine.
+
+A feeder receives each micro-batch as a ``pyarrow.Table`` whose rows are the non-blank lines Spark
+read, already parsed where Spark's regex could (see :mod:`rsp.spark.source`). It re-checks the
+lines Spark did not take with rsp's own validators (:func:`rsp.io.ntriples.parse_line`,
+:func:`rsp.io.atoms.parse_line`: they stay the authority), writes and reports the malformed ones,
+orders the rest by (time, stream, source file, position in the file) and hands them to the engine.
+No pyspark here: a feeder can be driven by any Arrow table, which is how it is unit-tested.
+
+Columns a feeder reads (missing optional columns count as null):
+
+=============  ======  ==================================================================
+``s p o``      string  the triple's terms in N-Triples syntax; null when Spark did not parse
+``time``       int64   the element's time (ms for queries, time point for LARS); null if none
+``line``       string  the line's text (needed to re-check and reject a line)
+``file``       string  the source file (URI), null for a socket
+``arrival``    int64   arrival time in ms (socket sources), used for lines without a time
+``stream``     int32   index of the stream (in the order the streams were given)
+``file_time``  ts/int  modification time of the file; with ``block`` and ``pos``: order in a file
+=============  ======  ==================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from itertools import groupby
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rsp.errors import Position, StreamError
+from rsp.io import atoms as atom_lines
+from rsp.io.ntriples import ReadCounters, parse_line
+
+ORDER = ("time", "stream", "file_time", "file", "block", "pos")
+"""The order of elements within a micro-batch: time first, then stream, file and place in the file."""
+
+_TIME_WORD = re.compile(r"[0-9]+")
+
+
+def display_path(uri: str | None) -> str:
+    """A file URI as Spark reports it, as a local path for people (other URIs unchanged).
+
+    >>> display_path("file:/tmp/in%20dir/a.nt"), display_path("hdfs://nn/x.nt"), display_path(None)
+    ('/tmp/in dir/a.nt', 'hdfs://nn/x.nt', '<socket>')
+    """
+    if uri is None:
+        return "<socket>"
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def recheck_triple(line: str, arrival: int | None = None) -> tuple[int, tuple[str, str, str]] | None:
+    """Time and triple of a line Spark's fast regex did not take, decided by rsp's N-Triples parser.
+
+    ``None`` for a blank or comment line; ``ValueError`` with the reason for a malformed one. A
+    line needs a ``# <ms>`` time comment unless ``arrival`` (its arrival time) is given.
+
+    >>> recheck_triple('<http://s> <http://p> "é" . # 7')
+    (7, ('<http://s>', '<http://p>', '"é"'))
+    >>> recheck_triple("<http://s> <http://p> <http://o> .", arrival=1234)
+    (1234, ('<http://s>', '<http://p>', '<http://o>'))
+    >>> recheck_triple("<http://s> <http://p> <http://o> .")
+    Traceback (most recent call last):
+    ...
+    ValueError: missing time comment (expected '. # <milliseconds>')
+    """
+    parsed = parse_line(line)
+    if parsed is None:
+        return None
+    triple, comment = parsed
+    word = comment.split(None, 1)[0] if comment and comment.strip() else ""
+    if _TIME_WORD.fullmatch(word):
+        return int(word), triple
+    if arrival is not None and not (word and word[0] in "0123456789-+"):
+        return arrival, triple
+    if comment is None:
+        raise ValueError("missing time comment (expected '. # <milliseconds>')")
+    raise ValueError(f"time comment {word!r} is not a time (milliseconds ≥ 0)")
+
+
+class Rejects:
+    """Malformed lines: counted, reported (``on_error``) and written as JSON lines to a directory.
+
+    Each micro-batch with malformed lines writes ``DIR/batch-<id>.jsonl``, one object per line:
+    ``{"file": …, "stream": …, "line": …, "reason": …}`` (readable with ``spark.read.json(DIR)``).
+    """
+
+    def __init__(self, directory: str | os.PathLike | None, on_error: Callable[[StreamError], None] | None):
+        self.directory = Path(directory) if directory is not None else None
+        self.on_error = on_error
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+
+    def write(self, batch_id: int, rows: Sequence[dict]) -> None:
+        if not rows:
+            return
+        if self.on_error is not None:
+            for row in rows:
+                self.on_error(StreamError(f"{row['reason']}: {row['line']!r}", Position(row["file"])))
+        if self.directory is not None:
+            path = self.directory / f"batch-{batch_id:06d}.jsonl"
+            with path.open("w", encoding="utf-8") as handle:
+                for row in rows:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _column(table: pa.Table, name: str, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    if name in table.column_names:
+        return table.column(name)
+    return pa.nulls(table.num_rows, type_)
+
+
+def _normalise(table: pa.Table, names: Sequence[str]) -> pa.Table:
+    """The table with exactly the columns a feeder uses, missing ones as nulls, in fixed types."""
+    types = {
+        "s": pa.string(),
+        "p": pa.string(),
+        "o": pa.string(),
+        "time": pa.int64(),
+        "line": pa.string(),
+        "file": pa.string(),
+        "arrival": pa.int64(),
+        "stream": pa.int32(),
+        "file_time": pa.int64(),
+        "block": pa.int64(),
+        "pos": pa.int64(),
+    }
+    columns = []
+    for name in names:
+        column = _column(table, name, types[name])
+        if name == "file_time" and pa.types.is_timestamp(column.type):
+            column = pc.cast(column, pa.timestamp("us")).cast(pa.int64())
+        columns.append(pc.cast(column, types[name]))
+    return pa.table(columns, names=list(names))
+
+
+class Feeder:
+    """What every feeder shares: a lock held while a micro-batch is processed, stop and counters."""
+
+    def __init__(self, sources: Sequence[str], rejects: Rejects) -> None:
+        self.sources = list(sources)
+        self.rejects = rejects
+        self.counters = [ReadCounters() for _ in self.sources]
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.batches = 0
+        self.last_batch: int | None = None
+        self.closed = False
+        self.after_batch: list[Callable[[int], None]] = []
+        """Called with the batch id after each micro-batch (e.g. to write its results to a sink)."""
+
+    def __call__(self, table: pa.Table, batch_id: int) -> None:
+        """Process one micro-batch (skipped once :meth:`stop` was called: the run is ending)."""
+        with self.lock:
+            if self.stopping:
+                return
+            self.batches += 1
+            self.last_batch = batch_id
+            self.feed(table, batch_id)
+            for callback in self.after_batch:
+                callback(batch_id)
+
+    def feed(self, table: pa.Table, batch_id: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Wait for the micro-batch in progress, then ignore any later one."""
+        with self.lock:
+            self.stopping = True
+
+    def close(self) -> None:
+        """End of the streams: let the engine emit its last instants (once), then run
+        :attr:`after_batch` for them as one more batch."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            self.finish()
+            final = 0 if self.last_batch is None else self.last_batch + 1
+            for callback in self.after_batch:
+                callback(final)
+
+    def finish(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _stream(self, index: int | None) -> int:
+        return 0 if index is None else index
+
+    def summary(self) -> list[str]:
+        """One line per stream for the run's summary on stderr."""
+        return [counter.summary(source) for source, counter in zip(self.sources, self.counters, strict=True)]
+
+
+class QueryFeeder(Feeder):
+    """Feeds triples to a continuous-query runtime (:class:`rsp.runtime.Engine`), stream by stream.
+
+    ``streams`` are the stream IRIs (``<…>``) by stream index; ``sources`` their names for people.
+    Elements older than the newest time already pushed on their stream are late, as in ``rsp run``:
+    counted, then dropped and reported (``late="drop"``) or raised (``late="fail"``).
+    """
+
+    def __init__(
+        self,
+        engine,
+        streams: Sequence[str | None],
+        sources: Sequence[str] | None = None,
+        *,
+        rejects: Rejects | None = None,
+        late: str = "drop",
+        on_late: Callable[[StreamError], None] | None = None,
+    ) -> None:
+        super().__init__(sources or [s or "<stream>" for s in streams], rejects or Rejects(None, None))
+        self.engine = engine
+        self.streams = list(streams)
+        self.late_policy = late
+        self.on_late = on_late
+        self.newest: list[int | None] = [None] * len(self.streams)
+
+    def feed(self, table: pa.Table, batch_id: int) -> None:
+        table = _normalise(table, ("s", "p", "o", "line", "arrival", *ORDER))
+        for index, count in _counts(table.column("stream")):
+            self.counters[index].lines += count
+        good = pc.and_(
+            pc.and_(pc.is_valid(table.column("s")), pc.is_valid(table.column("time"))),
+            pc.and_(pc.is_valid(table.column("p")), pc.is_valid(table.column("o"))),
+        )
+        fixed, rejected = [], []
+        for row in table.filter(pc.invert(good)).to_pylist():
+            try:
+                parsed = recheck_triple(row["line"] or "", row["arrival"])
+            except ValueError as err:
+                index = self._stream(row["stream"])
+                self.counters[index].rejected += 1
+                rejected.append(
+                    {
+                        "file": display_path(row["file"]),
+                        "stream": self.sources[index],
+                        "line": row["line"],
+                        "reason": str(err),
+                    }
+                )
+                continue
+            if parsed is not None:
+                row["time"], (row["s"], row["p"], row["o"]) = parsed
+                fixed.append(row)
+        self.rejects.write(batch_id, rejected)
+        table = table.filter(good)
+        if fixed:
+            table = pa.concat_tables([table, pa.Table.from_pylist(fixed, schema=table.schema)])
+        table = table.sort_by([(name, "ascending") for name in ORDER])
+        self._push(table)
+
+    def _push(self, table: pa.Table) -> None:
+        times = table.column("time").to_pylist()
+        streams = table.column("stream").to_pylist()
+        s, p, o = (table.column(name).to_pylist() for name in "spo")
+        triples = zip(s, p, o, strict=True)
+        push = self.engine.push
+        for (time, index), group in groupby(zip(times, streams, triples, strict=True), key=lambda e: e[:2]):
+            index = self._stream(index)
+            batch = [e[2] for e in group]
+            counter = self.counters[index]
+            newest = self.newest[index]
+            if newest is not None and time < newest:
+                self._late(index, time, newest, len(batch))
+                continue
+            if time != newest:
+                counter.instants += 1
+                self.newest[index] = time
+            counter.triples += len(batch)
+            push(batch, time, self.streams[index])
+
+    def _late(self, index: int, time: int, newest: int, count: int) -> None:
+        self.counters[index].late += count
+        message = f"late element at time {time} (stream already at {newest})"
+        source = Position(self.sources[index])
+        if self.late_policy == "fail":
+            raise StreamError(message, source)
+        if self.on_late is not None:
+            for _ in range(count):
+                self.on_late(StreamError(message + ", dropped", source))
+
+    def finish(self) -> None:
+        """Close the engine, so the last instants are computed and emitted."""
+        self.engine.close()
+
+
+def _counts(column: pa.ChunkedArray) -> list[tuple[int, int]]:
+    counts = pc.value_counts(pc.fill_null(column, 0))
+    return [(item["values"], item["counts"]) for item in counts.to_pylist()]
+
+
+class ProgramFeeder(Feeder):
+    """Feeds atom-stream lines (``<time> <atom>``, bare times, timed N-Triples) to a LARS engine.
+
+    Every line is parsed in the driver by :func:`rsp.io.atoms.parse_line` (Spark only timestamps and
+    orders lines); the engine steps through every time point from the first to the last one, like
+    ``rsp lars``. The last time point of a micro-batch is held back until a later time arrives or the
+    stream closes, since more atoms of that time may come in the next micro-batch.
+    ``emit(t)`` is called after each time point is evaluated.
+    """
+
+    def __init__(
+        self,
+        engine,
+        emit: Callable[[int], None],
+        source: str,
+        *,
+        rejects: Rejects | None = None,
+        on_late: Callable[[int, str, tuple], None] | None = None,
+    ) -> None:
+        super().__init__([source], rejects or Rejects(None, None))
+        self.engine = engine
+        self.emit = emit
+        self.on_late = on_late
+        self.pending: tuple[int, list] | None = None
+
+    def feed(self, table: pa.Table, batch_id: int) -> None:
+        table = _normalise(table, ("line", *ORDER))
+        counter = self.counters[0]
+        counter.lines += table.num_rows
+        elements, rejected = [], []
+        for row in table.to_pylist():
+            try:
+                parsed = atom_lines.parse_line(row["line"] or "")
+            except ValueError as err:
+                counter.rejected += 1
+                rejected.append(
+                    {
+                        "file": display_path(row["file"]),
+                        "stream": self.sources[0],
+                        "line": row["line"],
+                        "reason": str(err),
+                    }
+                )
+                continue
+            if parsed is not None:
+                key = tuple(
+                    row[name] if row[name] is not None else -1 for name in ORDER[2:] if name != "stream"
+                )
+                elements.append((parsed[0], key, parsed[1], parsed[2]))
+        self.rejects.write(batch_id, rejected)
+        elements.sort(key=lambda e: (e[0], e[1]))
+        for time, _key, pred, args in elements:
+            self._add(time, pred, args)
+
+    def summary(self) -> list[str]:
+        return [line.replace(" triples in ", " atoms in ") for line in super().summary()]
+
+    def _add(self, time: int, pred: str | None, args: tuple) -> None:
+        pending = self.pending
+        if pending is not None and time < pending[0]:
+            if pred is not None:
+                self.counters[0].late += 1
+                self.engine.late += 1
+                if self.on_late is not None:
+                    self.on_late(time, pred, args)
+            return
+        if pending is None or time > pending[0]:
+            self._flush()
+            self.pending = pending = (time, [])
+            self.counters[0].instants += 1
+        if pred is not None:
+            pending[1].append((pred, args))
+            self.counters[0].triples += 1
+
+    def _flush(self) -> None:
+        if self.pending is None:
+            return
+        batch, self.pending = self.pending, None
+        for t in self.engine.run_batches([batch]):
+            self.emit(t)
+
+    def finish(self) -> None:
+        """Evaluate the time point held back."""
+        self._flush()
+
+
+def print_error(error: StreamError, stream: TextIO | None = None) -> None:
+    """Report a stream error on stderr, like ``rsp run`` does."""
+    print(error, file=stream or sys.stderr)

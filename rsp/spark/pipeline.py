@@ -1,0 +1,125 @@
+"""Wiring a parsed streaming DataFrame to a feeder: ``foreachBatch`` with Arrow hand-over.
+
+Each micro-batch gets a row position (``monotonically_increasing_id``: increasing within a file
+split, so lines keep their order), is collected to the driver as an Arrow table (``toArrow``) and
+given to the feeder, which orders and pushes it into the engine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import TimestampType
+
+from rsp.spark.feed import Feeder, QueryFeeder, Rejects, print_error
+
+COLUMNS = ("s", "p", "o", "time", "line", "file", "file_time", "block", "arrival", "stream")
+
+
+def start(
+    feeder: Feeder,
+    frame: DataFrame,
+    *,
+    available_now: bool = False,
+    processing_time: str | None = None,
+    checkpoint: str | None = None,
+    name: str | None = None,
+) -> StreamingQuery:
+    """Start the streaming query that hands each micro-batch of ``frame`` to ``feeder``.
+
+    ``checkpoint`` is Spark's checkpoint location (default: a temporary one, removed when the query
+    stops); ``available_now`` processes what is there and stops; ``processing_time`` (``"1 second"``)
+    sets the trigger interval (default: as soon as the previous micro-batch is done).
+    """
+    wanted = [c for c in COLUMNS if c in frame.columns]
+
+    def each_batch(batch: DataFrame, batch_id: int) -> None:
+        if feeder.stopping:
+            return
+        table = batch.select(*wanted, F.monotonically_increasing_id().alias("pos")).toArrow()
+        feeder(table, batch_id)
+
+    writer = frame.writeStream.foreachBatch(each_batch)
+    if name:
+        writer = writer.queryName(name)
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    elif processing_time:
+        writer = writer.trigger(processingTime=processing_time)
+    temporary = None
+    if checkpoint is None:
+        temporary = checkpoint = tempfile.mkdtemp(prefix="rsp-spark-checkpoint-")
+    query = writer.option("checkpointLocation", checkpoint).start()
+    if temporary is not None:
+        feeder.temporary = temporary
+    return query
+
+
+def cleanup(feeder: Feeder) -> None:
+    """Remove the temporary checkpoint of a stopped query."""
+    temporary = getattr(feeder, "temporary", None)
+    if temporary:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def attach(
+    target,
+    frame: DataFrame,
+    *,
+    stream_iri: str | None = None,
+    time_column: str = "time",
+    s: str = "s",
+    p: str = "p",
+    o: str = "o",
+    late: str = "drop",
+    reject: str | None = None,
+    report: bool = True,
+    available_now: bool = False,
+    processing_time: str | None = None,
+    checkpoint: str | None = None,
+) -> StreamingQuery:
+    """Feed a streaming DataFrame of triples into a continuous-query engine; returns the query.
+
+    ``target`` is an :class:`rsp.runtime.Engine` or one of its registered queries (a
+    :class:`rsp.runtime.QueryHandle`); results reach the query's subscribers as instants close.
+    ``frame`` has the terms (N-Triples syntax) in columns ``s``, ``p``, ``o`` and the element time in
+    ``time_column``: milliseconds (integer) or a timestamp. It may be :func:`rsp.spark.read_stream`'s
+    output, in which case lines Spark could not parse are re-checked by rsp and malformed ones are
+    reported on stderr (``report``) and written to ``reject`` (a directory). ``stream_iri`` names the
+    stream when the queries read several. Call ``engine.close()`` after stopping the query to emit
+    the last instants.
+
+    >>> # query = engine.register(text); q = attach(query, spark.readStream.…); q.stop(); engine.close()
+    """
+    engine = getattr(target, "engine", target)
+    columns = [F.col(s).alias("s"), F.col(p).alias("p"), F.col(o).alias("o")]
+    time = F.col(time_column)
+    if isinstance(frame.schema[time_column].dataType, TimestampType):
+        time = F.unix_millis(time)
+    columns.append(time.cast("long").alias("time"))
+    columns.extend(F.col(c) for c in COLUMNS[4:] if c in frame.columns and c != "time")
+    rejects = Rejects(reject, print_error if report else None)
+    feeder = QueryFeeder(engine, [stream_iri], [stream_iri or "<stream>"], rejects=rejects, late=late)
+    query = start(
+        feeder,
+        frame.select(*columns),
+        available_now=available_now,
+        processing_time=processing_time,
+        checkpoint=checkpoint,
+    )
+    query.rsp_feeder = feeder  # type: ignore[attr-defined]
+    return query
+
+
+def union(frames: Sequence[DataFrame]) -> DataFrame:
+    """Several streams as one DataFrame, each row tagged with its stream's index."""
+    tagged = [frame.withColumn("stream", F.lit(index).cast("int")) for index, frame in enumerate(frames)]
+    result = tagged[0]
+    for frame in tagged[1:]:
+        result = result.unionByName(frame)
+    return result

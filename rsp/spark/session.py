@@ -1,0 +1,97 @@
+"""The SparkSession rsp runs in: reused when one is active, else a quiet local one tuned for a fast start.
+
+A new session gets ``local[2]`` (unless spark-submit already set a master), no UI, 2 shuffle
+partitions, Arrow for pandas/Arrow hand-over, the C1-only JIT (``-XX:TieredStopAtLevel=1``: about a
+quarter faster to start), ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and
+the workers' Python set to this interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from rsp.errors import RspError
+
+JAVA_HELP = (
+    "rsp spark needs Java 17 (or 21) to run Spark, and no 'java' was found on PATH or in JAVA_HOME. "
+    "Install a JRE, e.g. 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu), "
+    "'sudo dnf install java-17-openjdk-headless' (Fedora) or 'brew install openjdk@17' (macOS), "
+    "or set JAVA_HOME"
+)
+
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.pygateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.pygateway.level = error
+logger.streaming.name = org.apache.spark.sql.execution.streaming
+logger.streaming.level = off
+"""
+
+
+def java_executable() -> str | None:
+    """The java Spark will use: ``$JAVA_HOME/bin/java`` or ``java`` on PATH (None if neither)."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def _log4j_file() -> str:
+    path = Path(tempfile.gettempdir()) / "rsp-spark-log4j2.properties"
+    if not path.exists() or path.read_text() != _LOG4J:
+        path.write_text(_LOG4J)
+    return str(path)
+
+
+def session(master: str | None = None, app_name: str = "rsp"):
+    """The active SparkSession, or a new one configured as the module docstring says.
+
+    ``master`` overrides the master of a new session (default: spark-submit's, else ``local[2]``).
+    Raises :class:`~rsp.errors.RspError` saying how to install Java when there is none.
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if java_executable() is None:
+        raise RspError(JAVA_HELP)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: we launch the JVM
+        java_options = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
+        if os.environ.get("RSP_SPARK_FAST_START", "1") != "0":  # C1 only: starts faster, peaks lower
+            java_options = f"-XX:TieredStopAtLevel=1 {java_options}"
+        builder = (
+            builder.master(master or "local[2]")
+            .config("spark.driver.extraJavaOptions", java_options)
+            .config("spark.driver.memory", os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g"))
+            .config("spark.sql.files.maxPartitionBytes", "32m")
+        )
+    elif master is not None:
+        builder = builder.master(master)
+    spark = (
+        builder.config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

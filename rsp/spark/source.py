@@ -1,0 +1,166 @@
+"""Stream sources in Spark: a directory that receives files, one file, or a socket, read as lines and
+parsed by Spark SQL regexes into the columns a feeder takes (see :mod:`rsp.spark.feed`).
+
+The regexes are Java ports of rsp's own fast path (:mod:`rsp.io.ntriples`): a strict subset of
+N-Triples, so a line they accept is a line :func:`rsp.io.ntriples.parse_line` accepts. Lines they
+do not take keep null terms and go to the driver, where rsp's parser decides (and explains).
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from rsp.errors import RspError
+
+# -- the N-Triples fast path (ASCII subset, as in rsp.io.ntriples), in Java regex syntax ---------------
+_IRI = r"""<[A-Za-z][A-Za-z0-9+.\-]*:[^\x00-\x20<>"{}|^`\\]*>"""
+_BNODE = r"_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
+_LITERAL = r'"[^"\\\n\r]*(?:\\[tbnrf"\'\\][^"\\\n\r]*)*"' + rf"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^{_IRI})?"
+TRIPLE = (
+    rf"^[ \t]*({_IRI}|{_BNODE})[ \t]*({_IRI})[ \t]*({_IRI}|{_BNODE}|{_LITERAL})[ \t]*\.[ \t]*"
+    r"(?:#[ \t]*([0-9]+)[ \t\r]*\z|(?:#[^\r\n]*)?\r?\z)"
+)
+"""A plain well-formed N-Triples line, groups 1-3 the terms, 4 the ``# <ms>`` time if there is one
+(Java regex, as Spark runs it)."""
+_SEP = "\u0001"
+TIME = r"#[ \t]*([0-9]+)[ \t\r]*\z"
+"""The ``# <ms>`` time comment at the end of a line."""
+ATOM_TIME = r"^[ \t]*(-?[0-9]+)"
+"""The leading time of an atom-stream line (``36 a(x1,y)``)."""
+NTRIPLES_BLANK = r"^[ \t\r\x{FEFF}]*(#.*)?\z"
+ATOMS_BLANK = r"^[ \t\r\x{FEFF}]*([%#].*)?\z"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a stream comes from: ``kind`` is ``directory``, ``file`` or ``socket``.
+
+    >>> Source.parse("socket://127.0.0.1:9999")
+    Source(kind='socket', path=None, host='127.0.0.1', port=9999)
+    """
+
+    kind: str
+    path: str | None = None
+    host: str | None = None
+    port: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Source:
+        """``socket://HOST:PORT``, a directory, or a file (which must exist)."""
+        if text.startswith("socket://"):
+            m = re.fullmatch(r"socket://([^:/]+):([0-9]+)/?", text)
+            if m is None:
+                raise RspError(f"--stream {text}: write a socket source as socket://HOST:PORT")
+            return cls("socket", host=m.group(1), port=int(m.group(2)))
+        if "://" in text and not text.startswith("file://"):
+            return cls("directory", path=text)  # hdfs://, s3a://: a directory on a cluster file system
+        path = Path(text.removeprefix("file://"))
+        if path.is_dir():
+            return cls("directory", path=str(path.resolve()))
+        if path.is_file():
+            return cls("file", path=str(path.resolve()))
+        raise RspError(f"--stream {text}: no such file or directory (nor socket://HOST:PORT)")
+
+    def __str__(self) -> str:
+        return f"socket://{self.host}:{self.port}" if self.kind == "socket" else str(self.path)
+
+
+def _lines(spark: SparkSession, source: Source, max_files_per_trigger: int | None) -> DataFrame:
+    """Raw lines with where they come from: value, file, file_time, block, arrival."""
+    if source.kind == "socket":
+        raw = (
+            spark.readStream.format("socket")
+            .option("host", source.host)
+            .option("port", source.port)
+            .option("includeTimestamp", True)
+            .load()
+        )
+        return raw.select(
+            "value",
+            F.lit(None).cast("string").alias("file"),
+            F.lit(None).cast("timestamp").alias("file_time"),
+            F.lit(None).cast("long").alias("block"),
+            F.unix_millis("timestamp").alias("arrival"),
+        )
+    reader = spark.readStream.format("text")
+    path = source.path
+    if source.kind == "file":  # the file source reads directories: the file's own, filtered to it
+        reader = reader.option("pathGlobFilter", glob.escape(Path(path).name))
+        path = str(Path(path).parent)
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
+    return reader.load(path).select(
+        "value",
+        F.col("_metadata.file_path").alias("file"),
+        F.col("_metadata.file_modification_time").alias("file_time"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.lit(None).cast("long").alias("arrival"),
+    )
+
+
+def _group(pattern: str, index: int) -> Column:
+    value = F.regexp_extract("value", pattern, index)
+    return F.when(value != "", value)
+
+
+def read_stream(
+    spark: SparkSession,
+    source: str | Source,
+    *,
+    kind: str = "ntriples",
+    max_files_per_trigger: int | None = None,
+) -> DataFrame:
+    """The streaming DataFrame of a source's lines, parsed and timestamped by Spark.
+
+    ``kind`` is ``ntriples`` (stream files with ``# <ms>`` time comments) or ``atoms`` (LARS
+    ``<time> <atom>`` lines). Blank and comment lines are left out. Columns:
+
+    * ``s``, ``p``, ``o`` — the terms (N-Triples syntax), null where the fast regex did not take the
+      line (always null for ``atoms``: the driver parses atoms);
+    * ``time`` — from the ``# <ms>`` comment (or the leading time of an atom line), else null;
+    * ``line`` — the text of a line Spark did not fully parse (null for the others: half the data
+      handed to the driver saved; always the text for ``atoms``);
+    * ``file`` — the source file's URI (null for a socket);
+    * ``file_time``, ``block`` — the file's modification time and the start of the file split the line
+      is in (with the row position, the order of lines within a micro-batch);
+    * ``arrival`` — arrival time in ms for socket lines (Spark's ``includeTimestamp``), else null.
+    """
+    if isinstance(source, str):
+        source = Source.parse(source)
+    lines = _lines(spark, source, max_files_per_trigger)
+    if kind == "ntriples":
+        # one regex pass per line: a matching line is rewritten to 's^Ap^Ao^Atime' and split
+        fields = F.split(F.regexp_replace("value", TRIPLE, f"$1{_SEP}$2{_SEP}$3{_SEP}$4"), _SEP)
+        split = lines.where(~F.col("value").rlike(NTRIPLES_BLANK)).select(
+            "*", F.when((F.size(fields) == 4) & ~F.col("value").contains(_SEP), fields).alias("fields")
+        )
+        s, time = F.col("fields")[0], F.nullif(F.col("fields")[3], F.lit("")).cast("long")
+        return split.select(
+            s.alias("s"),
+            F.col("fields")[1].alias("p"),
+            F.col("fields")[2].alias("o"),
+            time.alias("time"),
+            F.when(s.isNull() | time.isNull(), F.col("value")).alias("line"),
+            "file",
+            "file_time",
+            "block",
+            "arrival",
+        )
+    if kind == "atoms":
+        time = F.coalesce(_group(ATOM_TIME, 1), _group(TIME, 1)).cast("long")
+        return lines.where(~F.col("value").rlike(ATOMS_BLANK)).select(
+            *(F.lit(None).cast("string").alias(name) for name in "spo"),
+            time.alias("time"),
+            F.col("value").alias("line"),
+            "file",
+            "file_time",
+            "block",
+            "arrival",
+        )
+    raise RspError(f"unknown stream kind {kind!r} (expected ntriples or atoms)")

@@ -1,0 +1,317 @@
+"""rsp through Spark Structured Streaming: the golden LARS cases, CSRBench queries and the building example
+give the same records through ``rsp spark`` as through ``rsp lars`` / ``rsp run``; directory, file and
+socket sources; malformed lines to --reject; results to a Spark sink; the Python API; Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from golden_cases import GOLDEN, case_names
+from test_csrbench import CSRBENCH, _expected, _instants
+
+from rsp.cli import main
+from rsp.spark.sink import result_schema
+
+pytest_plugins = ["spark_conftest"]
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_streams_left")]
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILDING = ROOT / "examples" / "building"
+BUILDING_ARGS = ["--ontology", str(BUILDING / "building.ttl"), "--entailment", "rdfs"]
+TEMPS_IRI = "http://example.org/building/temperatures"
+
+
+def _cli(tmp_path: Path, command: str, *args: str, name: str = "out") -> str:
+    output = tmp_path / f"{name}-{command}.txt"
+    assert main([command, *args, "--output", str(output)]) == 0
+    return output.read_text()
+
+
+def _same_as_run(tmp_path: Path, query: Path, stream: str, *extra: str, spark_extra=()) -> str:
+    expected = _cli(tmp_path, "run", str(query), "--stream", stream, *extra, "--quiet")
+    got = _cli(tmp_path, "spark", str(query), "--stream", stream, *extra, *spark_extra, "--available-now")
+    assert got == expected
+    return got
+
+
+@pytest.mark.parametrize("name", case_names())
+def test_golden_lars_cases_agree(tmp_path: Path, name: str) -> None:
+    program, stream = str(GOLDEN / name / "program.lars"), str(GOLDEN / name / "stream.txt")
+    expected = _cli(tmp_path, "lars", program, "--stream", stream, "--quiet")
+    got = _cli(tmp_path, "spark", program, "--stream", stream, "--available-now", "--quiet")
+    assert got == expected
+    assert got
+
+
+@pytest.mark.parametrize("number", [1, 5, 6])
+def test_csrbench_queries_agree(tmp_path: Path, number: int) -> None:
+    stream = f"http://www.cwi.nl/SRBench/observations={CSRBENCH / 'stream.nt'}"
+    got = _same_as_run(tmp_path, CSRBENCH / "queries" / f"q{number}.rq", stream)
+    records = [json.loads(line) for line in got.splitlines()]
+    assert _instants(records) == _instants(_expected(number))
+
+
+def test_building_with_rdfs_agrees(tmp_path: Path) -> None:
+    got = _same_as_run(tmp_path, BUILDING / "hot-rooms.rq", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS)
+    assert '"query": "HotRooms"' in got
+
+
+def _split(lines: list[str], parts: int) -> list[list[str]]:
+    size = -(-len(lines) // parts)
+    return [lines[i : i + size] for i in range(0, len(lines), size)]
+
+
+def test_directory_source_reads_files_by_modification_time(tmp_path: Path, capsys) -> None:
+    """Files named against their order, dated in it: Spark takes them by mtime, one per micro-batch."""
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+    chunks = _split(lines, 4)
+    now = time.time()
+    for index, chunk in enumerate(chunks):
+        path = incoming / f"part-{len(chunks) - index}.nt"  # part-4.nt holds the first lines
+        path.write_text("".join(chunk))
+        os.utime(path, (now - 100 + index, now - 100 + index))
+    query = str(BUILDING / "hot-rooms.rq")
+    expected = _cli(tmp_path, "run", query, "--stream", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS)
+    capsys.readouterr()
+    got = _cli(
+        tmp_path, "spark", query, "--stream", str(incoming), *BUILDING_ARGS, "--available-now",
+        "--max-files-per-trigger", "1",
+    )  # fmt: skip
+    assert got == expected
+    err = capsys.readouterr().err
+    assert "4 micro-batch(es)" in err
+    assert f"{len(lines)} lines, {len(lines)} triples" in err
+
+
+BAD_LINES = [
+    "<http://example.org/building#obs9> <http://example.org/building#madeBySensor> . # 4100\n",
+    "<http://example.org/building#obs9> <http://example.org/building#madeBySensor> <http://example.org/building#t1> .\n",
+    '<http://example.org/building#obs9> <http://example.org/building#note> "unterminated . # 4200\n',
+]
+ODD_BUT_GOOD = [  # not taken by Spark's ASCII fast path; rsp's parser accepts them
+    '<http://example.org/building#obs9> <http://example.org/building#note> "température élevée"@fr . # 4300\n',
+    "<http://example.org/building#obs9> <http://example.org/building#madeBySensor> <http://example.org/building#t1> . # 4300 ms\n",
+]
+
+
+def test_malformed_lines_go_to_reject_and_good_lines_stay(tmp_path: Path, capsys) -> None:
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.rstrip().endswith("# 4250"))
+    stream = tmp_path / "in" / "temps.nt"
+    stream.parent.mkdir()
+    stream.write_text("".join(lines[:cut] + BAD_LINES + ODD_BUT_GOOD + lines[cut:]))
+    query = str(BUILDING / "hot-rooms.rq")
+    run_rejects = tmp_path / "run-rejects.nt"
+    expected = _cli(
+        tmp_path, "run", query, "--stream", str(stream), *BUILDING_ARGS, "--reject", str(run_rejects)
+    )
+    capsys.readouterr()
+    rejects = tmp_path / "rejects"
+    got = _cli(
+        tmp_path, "spark", query, "--stream", str(stream.parent), *BUILDING_ARGS, "--available-now",
+        "--reject", str(rejects),
+    )  # fmt: skip
+    assert got == expected
+    rows = [json.loads(line) for path in sorted(rejects.iterdir()) for line in path.read_text().splitlines()]
+    assert sorted(row["line"] + "\n" for row in rows) == sorted(BAD_LINES)
+    assert sorted(run_rejects.read_text().splitlines(keepends=True)) == sorted(BAD_LINES)
+    assert {row["file"] for row in rows} == {str(stream)}
+    assert all(row["reason"] for row in rows)
+    err = capsys.readouterr().err
+    total = len(lines) + len(BAD_LINES) + len(ODD_BUT_GOOD)
+    assert f"{total} lines, {total - len(BAD_LINES)} triples" in err
+    assert f"{len(BAD_LINES)} rejected" in err
+    assert "missing time comment" in err
+
+
+def _records_by_instant(text: str) -> dict[int, Counter]:
+    return {
+        r["time"]: Counter(json.dumps(b, sort_keys=True) for b in r["bindings"])
+        for r in map(json.loads, text.splitlines())
+    }
+
+
+@pytest.mark.parametrize("fmt", ["json", "parquet"])
+def test_results_to_a_spark_sink(tmp_path: Path, spark, fmt: str) -> None:
+    sink = tmp_path / "sink"
+    expected = _same_as_run(
+        tmp_path, BUILDING / "hot-rooms.rq", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS,
+        spark_extra=("--sink", str(sink), "--sink-format", fmt),
+    )  # fmt: skip
+    frame = spark.read.format(fmt).load(str(sink))
+    assert {"query", "time", "bindings", "batch"} <= set(frame.columns)
+    got: dict[int, Counter] = {}
+    for row in frame.collect():
+        assert row["query"] == "HotRooms"
+        bindings = row["bindings"]  # a map (parquet); a struct when JSON is read without a schema
+        bindings = {
+            k: v for k, v in (bindings.asDict() if hasattr(bindings, "asDict") else bindings).items() if v
+        }
+        got.setdefault(row["time"], Counter())[json.dumps(bindings, sort_keys=True)] += 1
+    assert got == {t: c for t, c in _records_by_instant(expected).items() if c}
+    with_schema = spark.read.schema(result_schema("select")).format(fmt).load(str(sink))
+    assert with_schema.count() == frame.count()
+
+
+def test_lars_results_to_a_spark_sink(tmp_path: Path, spark) -> None:
+    program, stream = str(GOLDEN / "cooling" / "program.lars"), str(GOLDEN / "cooling" / "stream.txt")
+    sink = tmp_path / "sink"
+    expected = _cli(tmp_path, "lars", program, "--stream", stream)
+    _cli(tmp_path, "spark", program, "--stream", stream, "--available-now", "--sink", str(sink), "-q")
+    rows = spark.read.json(str(sink)).collect()
+    got = sorted((row["time"], row["atom"]) for row in rows)
+    assert got == sorted(
+        (r["time"], atom) for r in map(json.loads, expected.splitlines()) for atom in r["atoms"]
+    )
+    assert {row["query"] for row in rows} == {"program"}
+
+
+def _serve(lines: list[str], ready: threading.Event, port: list[int], done: threading.Event) -> None:
+    """A one-connection TCP server on 127.0.0.1: sends the lines slowly, then closes."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(30)
+        port.append(server.getsockname()[1])
+        ready.set()
+        connection, _ = server.accept()
+        with connection:
+            for i in range(0, len(lines), 50):
+                connection.sendall("".join(lines[i : i + 50]).encode())
+                time.sleep(0.05)
+        done.set()
+
+
+def _socket_source(lines: list[str]) -> tuple[str, threading.Event]:
+    ready, done, port = threading.Event(), threading.Event(), []
+    threading.Thread(target=_serve, args=(lines, ready, port, done), daemon=True).start()
+    assert ready.wait(10)
+    return f"socket://127.0.0.1:{port[0]}", done
+
+
+def _wait(condition, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the stream to be processed"
+        time.sleep(0.1)
+
+
+def _building_engine():
+    from rsp.runtime import Engine
+
+    engine = Engine(entailment="rdfs")
+    engine.load_ontology(BUILDING / "building.ttl")
+    query = engine.register((BUILDING / "hot-rooms.rq").read_text(), str(BUILDING / "hot-rooms.rq"))
+    query.keep = False
+    results = []
+    query.subscribe(lambda r: results.append({"time": r.time, "bindings": r.bindings}))
+    return engine, query, results
+
+
+def test_socket_source_through_the_api(tmp_path: Path, spark) -> None:
+    from rsp.spark import attach, read_stream
+
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+    source, done = _socket_source(lines)
+    engine, query, results = _building_engine()
+    running = attach(
+        query, read_stream(spark, source), stream_iri=TEMPS_IRI, processing_time="200 milliseconds"
+    )
+    feeder = running.rsp_feeder
+    _wait(lambda: done.is_set() and feeder.counters[0].lines == len(lines))
+    running.stop()
+    engine.close()
+    expected = _cli(
+        tmp_path,
+        "run",
+        str(BUILDING / "hot-rooms.rq"),
+        "--stream",
+        str(BUILDING / "temperatures.nt"),
+        *BUILDING_ARGS,
+    )
+    assert results == [
+        {"time": r["time"], "bindings": r["bindings"]} for r in map(json.loads, expected.splitlines())
+    ]
+
+
+def test_socket_lines_without_time_take_their_arrival_time(spark) -> None:
+    from rsp.spark import attach, read_stream
+
+    lines = [
+        line.split(" # ")[0] + "\n" for line in (BUILDING / "temperatures.nt").read_text().splitlines()[:60]
+    ]
+    before = time.time_ns() // 1_000_000
+    source, done = _socket_source(lines)
+    engine, _query, results = _building_engine()
+    running = attach(
+        engine, read_stream(spark, source), stream_iri=TEMPS_IRI, processing_time="200 milliseconds"
+    )
+    _wait(lambda: done.is_set() and running.rsp_feeder.counters[0].triples == len(lines))
+    running.stop()
+    engine.close()
+    after = time.time_ns() // 1_000_000
+    assert results and all(before <= r["time"] <= after + 5000 for r in results)
+    assert running.rsp_feeder.counters[0].rejected == 0
+
+
+def test_a_directory_dataframe_through_the_api(tmp_path: Path, spark) -> None:
+    from rsp.spark import attach, read_stream
+
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    shutil.copy(BUILDING / "temperatures.nt", incoming / "a.nt")
+    engine, query, results = _building_engine()
+    running = attach(query, read_stream(spark, str(incoming)), available_now=True)
+    running.awaitTermination(60)
+    engine.close()
+    expected = _cli(
+        tmp_path,
+        "run",
+        str(BUILDING / "hot-rooms.rq"),
+        "--stream",
+        str(BUILDING / "temperatures.nt"),
+        *BUILDING_ARGS,
+    )
+    assert [r["time"] for r in results] == [json.loads(line)["time"] for line in expected.splitlines()]
+    frame = read_stream(spark, str(incoming))
+    assert {"s", "p", "o", "time", "file", "line"} <= set(frame.columns)
+
+
+def test_ctrl_c_stops_cleanly_and_flushes_the_last_instants(tmp_path: Path, capsys) -> None:
+    """Without --available-now, rsp spark runs until SIGINT, then stops, closes the engine, exits 0."""
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    shutil.copy(BUILDING / "temperatures.nt", incoming / "a.nt")
+    query = str(BUILDING / "hot-rooms.rq")
+    expected = _cli(tmp_path, "run", query, "--stream", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS)
+    output = tmp_path / "spark.txt"
+
+    def interrupt() -> None:
+        _wait(lambda: output.exists() and output.stat().st_size > 0)
+        signal.raise_signal(signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    code = main(
+        [
+            "spark",
+            query,
+            "--stream",
+            str(incoming),
+            *BUILDING_ARGS,
+            "--trigger",
+            "200 milliseconds",
+            "--output",
+            str(output),
+        ]
+    )
+    assert code == 0
+    assert output.read_text() == expected

@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@echo "== a continuous query with RDFS over a sensor stream (examples/building) =="
 	$(BIN)/rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \
-		--ontology examples/building/building.ttl --entailment rdfs --format text
+		--ontology ontologies/building.ttl --entailment rdfs --format text
 	@echo "== a LARS program: the cooling system (examples/cooling) =="
 	$(BIN)/rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
 

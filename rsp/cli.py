@@ -103,7 +103,7 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
 
 RUN_EXAMPLE = """example:
   rsp run examples/building/hot-rooms.rq --stream examples/building/temps.nt \\
-      --ontology examples/building/building.ttl --entailment rdfs --format text
+      --ontology ontologies/building.ttl --entailment rdfs --format text
 
 stream files are N-Triples whose lines end in their time in ms:  <s> <p> <o> . # 1200
 several streams:  --stream http://ex.org/temps=temps.nt --stream http://ex.org/doors=doors.nt"""
@@ -211,7 +211,7 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
 
 SPARK_EXAMPLE = """examples:
-  rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology examples/building/building.ttl \\
+  rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology ontologies/building.ttl \\
       --entailment rdfs --format text                  # until Ctrl-C; files dropped into incoming/
   rsp spark q.rq --stream http://ex.org/s=stream.nt --available-now   # what is there, then exit
   rsp spark program.lars --stream socket://127.0.0.1:9999 --sink out/ --sink-format parquet

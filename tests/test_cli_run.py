@@ -29,7 +29,7 @@ def building(capsys, *extra: str) -> tuple[int, str, str]:
         "--stream",
         BUILDING / "temperatures.nt",
         "--ontology",
-        BUILDING / "building.ttl",
+        ROOT / "ontologies" / "building.ttl",
         *extra,
     )
 
@@ -156,7 +156,7 @@ def test_explain_prints_rules_with_origins(capsys) -> None:
         "explain",
         BUILDING / "hot-rooms.rq",
         "--ontology",
-        BUILDING / "building.ttl",
+        ROOT / "ontologies" / "building.ttl",
         "--entailment",
         "rdfs",
     )
@@ -164,3 +164,27 @@ def test_explain_prints_rules_with_origins(capsys) -> None:
     assert "g(S,P,O) :- [1] <> s0(S,P,O)." in out
     assert "hot-rooms.rq:9:3" in out and "% rdfs9" in out and "% rdfs3" in out
     assert "filter(?v > 28)" in out
+
+
+def test_bundled_queries_run(capsys, tmp_path: Path) -> None:
+    """The ready-to-run queries in queries/ answer over a small positions stream."""
+    ex = "http://example.org/t#"
+    stream = tmp_path / "positions.nt"
+    stream.write_text(
+        f"<{ex}t1> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{ex}Train> . # 1000\n"
+        f"<{ex}t1> <{ex}stopsAt> <{ex}s1> . # 1000\n"
+        f'<{ex}t1> <{ex}delay> "3"^^<http://www.w3.org/2001/XMLSchema#integer> . # 2000\n'
+    )
+    ontology = ROOT / "ontologies" / "transport.ttl"
+    code, out, _ = run_cli(capsys, "run", ROOT / "queries" / "vehicles-in-region.rq", "--stream", stream,
+                           "--ontology", ontology, "--entailment", "owlrl")
+    assert code == 0
+    first = json.loads(out.splitlines()[0])
+    assert first["bindings"] == [{"region": f"<{ex}c1>", "vehicle": f"<{ex}t1>", "place": f"<{ex}s1>"}]
+    code, out, _ = run_cli(capsys, "run", ROOT / "queries" / "delayed-trains.rq", "--stream", stream,
+                           "--ontology", ontology, "--entailment", "rdfs")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["bindings"] == [
+        {"train": f"<{ex}t1>", "delay": '"3"^^<http://www.w3.org/2001/XMLSchema#integer>', "station": f"<{ex}s1>"}
+    ]

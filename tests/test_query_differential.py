@@ -17,8 +17,7 @@ from rsp.background import load_ontology
 from rsp.query.parser import parse_query
 from rsp.runtime import Engine
 
-DATA = Path(__file__).parent / "data" / "queries"
-ONTOLOGY = DATA / "transport.ttl"
+ONTOLOGY = Path(__file__).resolve().parents[1] / "ontologies" / "transport.ttl"
 STREAM = "<http://example.org/stream>"
 EX = "http://example.org/t#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"

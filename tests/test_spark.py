@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_streams_left")]
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILDING = ROOT / "examples" / "building"
-BUILDING_ARGS = ["--ontology", str(BUILDING / "building.ttl"), "--entailment", "rdfs"]
+ONTOLOGY = BUILDING.parents[1] / "ontologies" / "building.ttl"
+BUILDING_ARGS = ["--ontology", str(ONTOLOGY), "--entailment", "rdfs"]
 TEMPS_IRI = "http://example.org/building/temperatures"
 
 
@@ -209,7 +210,7 @@ def _building_engine():
     from rsp.runtime import Engine
 
     engine = Engine(entailment="rdfs")
-    engine.load_ontology(BUILDING / "building.ttl")
+    engine.load_ontology(ONTOLOGY)
     query = engine.register((BUILDING / "hot-rooms.rq").read_text(), str(BUILDING / "hot-rooms.rq"))
     query.keep = False
     results = []

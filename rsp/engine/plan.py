@@ -336,10 +336,14 @@ class _Gen:
         self.ns["ONCE"] = (0,)
         return name
 
-    def _score(self, lit: Literal) -> tuple[int, int]:
-        bound = sum(1 for t in lit.pattern if not isinstance(t, Var) or t.name in self.bound)
-        full = bound == len(lit.pattern)
-        return (2 if full else 1 if bound else 0, bound)
+    def _score(self, lit: Literal) -> tuple[int, int, int]:
+        """Join order: fully bound lookups first, then atoms joined on a variable already bound (a
+        probe reaches only the matching tuples), then atoms with constants only (a probe on a constant
+        such as ``rdf:type ex:Observation`` may reach a whole class), then scans."""
+        joined = sum(1 for t in lit.pattern if isinstance(t, Var) and t.name in self.bound)
+        constants = sum(1 for t in lit.pattern if not isinstance(t, Var))
+        full = joined + constants == len(lit.pattern)
+        return (2 if full else 1 if joined else 0, joined, constants)
 
 
 def compile_rule(

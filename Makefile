@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean java
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,17 @@ $(W3C): $(STAMP)
 		--wildcards '*/test/data/suites/w3c/sparql11/entailment/*'
 	test -f $(W3C)/manifest.ttl
 
-test: $(STAMP) $(W3C)
+# Spark (rsp spark and its tests) needs Java 17: say how to get it, or install it when run as root.
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing a Java 17 runtime for Spark (openjdk-17-jre-headless)"; \
+			apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+		else \
+			echo "Spark needs Java 17: install it, e.g. sudo apt-get install openjdk-17-jre-headless"; exit 1; \
+		fi; }
+
+test: $(STAMP) $(W3C) java
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

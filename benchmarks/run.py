@@ -58,8 +58,11 @@ CHECKED = {"diamond", "rules"}  # scenarios whose answer counts minimal.py compu
 
 
 def child_env() -> dict[str, str]:
-    """The environment for subprocesses: the repository on PYTHONPATH so ``rsp`` imports."""
+    """The environment for subprocesses: the repository on PYTHONPATH so ``rsp`` imports, and bytecode
+    caching on as in any installation (some sandboxes set PYTHONDONTWRITEBYTECODE, which makes every
+    run recompile rsp's modules; the first of the repeated runs writes the caches)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 

@@ -132,22 +132,30 @@ def _stream_arguments(values: list[str], query) -> list[tuple[str | None, str]]:
     return pairs
 
 
-def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    import heapq
-
-    from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
+def open_query(args: argparse.Namespace, path: str, out: TextIO):
+    """The engine (ontologies loaded), the registered query and its results writer for ``rsp run`` and
+    ``rsp spark``; returns (engine, query, writer, [(stream IRI, source)])."""
     from rsp.io.results import make_writer
     from rsp.runtime import Engine
 
     engine = Engine(entailment=args.entailment, late=args.late)
     for ontology in args.ontology:
         engine.load_ontology(ontology)
-    with open(args.query, encoding="utf-8") as handle:
-        query = engine.register(handle.read(), args.query)
+    with open(path, encoding="utf-8") as handle:
+        query = engine.register(handle.read(), path)
     pairs = _stream_arguments(args.stream, query.query)
     writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
     query.keep = False
     query.subscribe(writer.write)
+    return engine, query, writer, pairs
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    import heapq
+
+    from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
+
+    engine, _query, writer, pairs = open_query(args, args.query, out)
 
     def report(error: StreamError) -> None:
         print(error, file=sys.stderr)

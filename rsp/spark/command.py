@@ -38,20 +38,10 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_query(args: argparse.Namespace, out: TextIO) -> int:
-    from rsp.cli import _stream_arguments
-    from rsp.io.results import make_writer
-    from rsp.runtime import Engine
+    from rsp.cli import open_query
 
-    engine = Engine(entailment=args.entailment, late=args.late)
-    for ontology in args.ontology:
-        engine.load_ontology(ontology)
-    with open(args.program, encoding="utf-8") as handle:
-        query = engine.register(handle.read(), args.program)
-    pairs = _stream_arguments(args.stream, query.query)
+    engine, query, writer, pairs = open_query(args, args.program, out)
     sources = [Source.parse(path) for _iri, path in pairs]
-    writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
-    query.keep = False
-    query.subscribe(writer.write)
     spark = session(args.master)
     feeder = QueryFeeder(
         engine,

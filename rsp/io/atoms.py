@@ -91,14 +91,6 @@ def _constant(token: str) -> Constant:
     return token
 
 
-def parse_atom_text(text: str) -> tuple[str, tuple[Constant, ...]]:
-    """Parse a ground atom such as ``a(x1,y)``, ``alarm`` or ``temp(101)``; raises ValueError."""
-    m = re.match(r"\s*([^\s(]+)\s*(?:\((.*)\))?\s*$", text)
-    if m is None or not _PRED.match(m.group(1)):
-        raise ValueError(f"not an atom: {text.strip()!r}")
-    return m.group(1), _parse_args(m.group(2))
-
-
 def _parse_args(text: str | None) -> tuple[Constant, ...]:
     if text is None or not text.strip():
         return ()
@@ -188,6 +180,8 @@ def _fast_constant(text: str) -> Constant:
     if text[0] > "9":
         return text
     return float(text) if "." in text else int(text)
+
+
 _first = operator.itemgetter(0)
 
 

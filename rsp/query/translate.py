@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 
 from rsp.errors import Position, QuerySyntaxError
-from rsp.lars.model import Atom, ExtAtom, Guard, Head, Op, Origin, Program, Rule, Var, Window
+from rsp.lars.model import Atom, ExtAtom, Guard, Head, Op, Origin, Rule, Var, Window
 from rsp.query import ast
 from rsp.query.validate import exists_groups, expr_vars
 
@@ -62,9 +62,6 @@ class Translation:
     tables: dict[int, PatternTable] = field(default_factory=dict)
     """id(AST node) -> its solution table, for BGP and BOX/AT window blocks"""
     windows: dict[str | None, list[ast.StreamWindow]] = field(default_factory=dict)
-
-    def program(self, background_rules: list[Rule] = (), facts: list[Rule] = ()) -> Program:
-        return Program(tuple(self.rules) + tuple(background_rules) + tuple(facts), (), self.query.file)
 
 
 def _gcd(values: list[int]) -> int:
@@ -160,8 +157,6 @@ class Translator:
         if None not in out.graphs:
             out.graphs[None] = "g"  # FROM <g> and ontologies only: the default graph is static
         self._group(query.form.where, out.graphs[None])
-        if isinstance(query.form, ast.Select):
-            self._subselects(query.form.where)
         return out
 
     def _window_rule(self, pred: str, window: ast.StreamWindow) -> Rule:
@@ -236,9 +231,6 @@ class Translator:
         elif isinstance(expr, ast.FunctionCall):
             for arg in expr.args:
                 self._exists_patterns(arg, graph)
-
-    def _subselects(self, group: ast.Group) -> None:
-        """Sub-SELECTs were translated with their group; nothing else to do (hook kept for clarity)."""
 
     def _guards(self, filters: tuple[ast.Filter, ...]) -> list[Guard]:
         guards = []

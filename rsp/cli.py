@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -385,13 +386,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RspError as err:
         print(err, file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (``rsp … | head``): stop writing, and keep Python from complaining at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as err:
         print(f"rsp: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

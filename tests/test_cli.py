@@ -139,3 +139,19 @@ def test_console_script_and_version() -> None:
         [sys.executable, "-m", "rsp", "--version"], capture_output=True, text=True, check=True
     )
     assert result.stdout.startswith("rsp ")
+
+
+def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`rsp lars … | head -1`: exit code 0 and nothing on stderr once the reader goes away (the output,
+    ≈1 MB, is far larger than a pipe's buffer, so the writer does meet the closed pipe)."""
+    rsp = Path(sys.executable).parent / "rsp"
+    stream = tmp_path / "long.txt"
+    stream.write_text("".join(f"{t} temp({100 + t % 50})\n" for t in range(30000)))
+    proc = subprocess.Popen(
+        [str(rsp), "lars", str(GOLDEN / "cooling" / "program.lars"), "--stream", str(stream)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+    )
+    assert proc.stdout.readline().startswith(b'{"time": 0')
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and b"Broken pipe" not in err and b"Traceback" not in err

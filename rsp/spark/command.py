@@ -147,9 +147,12 @@ def _drive(args: argparse.Namespace, feeder: Feeder, frame) -> None:
     feeder.elapsed = time.monotonic() - started
 
 
-def _failure(exception) -> RspError:
-    """An error raised in a micro-batch (a late element under --late fail, …) as an rsp error."""
+def _failure(exception) -> Exception:
+    """An error raised in a micro-batch (a late element under --late fail, …) as an rsp error; a closed
+    output pipe (``rsp spark … | head``) stays a BrokenPipeError, which the command line ends quietly."""
     text = str(exception)
+    if "BrokenPipeError" in text:
+        return BrokenPipeError(text.splitlines()[0] if text else "")
     for line in text.splitlines():
         for name in ("StreamError: ", "RspError: "):
             if name in line:

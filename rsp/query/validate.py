@@ -84,41 +84,35 @@ def select_vars(select: Select) -> set[str]:
 
 def expr_vars(expr: Expr, *, inside_aggregates: bool = True) -> list[Var]:
     """The variables of an expression in order of appearance (not those of EXISTS patterns)."""
+    if isinstance(expr, Var):
+        return [expr]
+    if isinstance(expr, Aggregate):
+        return expr_vars(expr.arg) if inside_aggregates and expr.arg is not None else []
+    return [v for sub in _subexpressions(expr) for v in expr_vars(sub, inside_aggregates=inside_aggregates)]
+
+
+def _subexpressions(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of an operator, call or IN list (none for the rest)."""
     match expr:
-        case Var():
-            return [expr]
         case BinaryOp(left=left, right=right):
-            return expr_vars(left, inside_aggregates=inside_aggregates) + expr_vars(
-                right, inside_aggregates=inside_aggregates
-            )
+            return (left, right)
         case UnaryOp(arg=arg):
-            return expr_vars(arg, inside_aggregates=inside_aggregates)
+            return (arg,)
         case FunctionCall(args=args):
-            return [v for a in args for v in expr_vars(a, inside_aggregates=inside_aggregates)]
+            return args
         case InList(expr=inner, options=options):
-            return [v for e in (inner, *options) for v in expr_vars(e, inside_aggregates=inside_aggregates)]
-        case Aggregate(arg=arg):
-            return expr_vars(arg) if inside_aggregates and arg is not None else []
-        case _:  # constants, EXISTS
-            return []
+            return (inner, *options)
+        case _:
+            return ()
 
 
 def aggregates(expr: Expr) -> Iterator[Aggregate]:
     """The aggregates of an expression (outermost ones; not inside EXISTS)."""
-    match expr:
-        case Aggregate():
-            yield expr
-        case BinaryOp(left=left, right=right):
-            yield from aggregates(left)
-            yield from aggregates(right)
-        case UnaryOp(arg=arg):
-            yield from aggregates(arg)
-        case FunctionCall(args=args):
-            for a in args:
-                yield from aggregates(a)
-        case InList(expr=inner, options=options):
-            for e in (inner, *options):
-                yield from aggregates(e)
+    if isinstance(expr, Aggregate):
+        yield expr
+        return
+    for sub in _subexpressions(expr):
+        yield from aggregates(sub)
 
 
 def _pattern_exprs(pattern: Pattern) -> Iterable[Expr]:
@@ -141,20 +135,11 @@ def _sub_groups(pattern: Pattern) -> Iterable[Group]:
 
 def exists_groups(expr: Expr) -> Iterator[Group]:
     """The patterns of the EXISTS / NOT EXISTS inside an expression."""
-    match expr:
-        case Exists(pattern=group):
-            yield group
-        case BinaryOp(left=left, right=right):
-            yield from exists_groups(left)
-            yield from exists_groups(right)
-        case UnaryOp(arg=arg):
-            yield from exists_groups(arg)
-        case FunctionCall(args=args):
-            for a in args:
-                yield from exists_groups(a)
-        case InList(expr=inner, options=options):
-            for e in (inner, *options):
-                yield from exists_groups(e)
+    if isinstance(expr, Exists):
+        yield expr.pattern
+        return
+    for sub in _subexpressions(expr):
+        yield from exists_groups(sub)
 
 
 # -- the checker --------------------------------------------------------------------------------------------

@@ -100,3 +100,9 @@ def test_late_elements_are_dropped_or_fail() -> None:
     strict.push([triple("b")], 3100)
     with pytest.raises(StreamError, match="late element at 2900"):
         strict.push([triple("late")], 2900)
+
+
+def test_engine_is_exported_from_the_package() -> None:
+    import rsp
+
+    assert rsp.Engine is Engine

@@ -25,6 +25,7 @@ from rsp.errors import Position, RspError, StreamError
 from rsp.lars import check
 from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
 from rsp.query import ast
+from rsp.query.algebra import ExpressionCache
 
 Triple = tuple[str, str, str]
 
@@ -87,6 +88,7 @@ class QueryHandle:
         self.closed_until: int | None = None
         self._previous: Counter | None = None
         self._bnodes = [0]
+        self._expressions = ExpressionCache()
         ranges = [w.range for w in query.windows if w.range]
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
@@ -155,7 +157,7 @@ class QueryHandle:
     def _emit(self, instant: int) -> None:
         from rsp.query.algebra import Instant, construct
 
-        algebra = Instant(self.translation, self._rows, self.engine.compiled)
+        algebra = Instant(self.translation, self._rows, self.engine.compiled, self._expressions)
         form = self.query.form
         result = Result(self.name, instant, self.variables)
         if isinstance(form, ast.Select):
@@ -171,23 +173,21 @@ class QueryHandle:
             callback(result)
 
     def _policy(self, bindings: list[dict]) -> list[dict]:
-        policy = self.query.policy
-        if policy is ast.OutputPolicy.RSTREAM:
+        if self.query.policy is ast.OutputPolicy.RSTREAM:
             return bindings
-        current = Counter(tuple(sorted(b.items())) for b in bindings)
-        previous = self._previous or Counter()
-        self._previous = current
-        change = current - previous if policy is ast.OutputPolicy.ISTREAM else previous - current
-        return [dict(key) for key in change.elements()]
+        return [dict(key) for key in self._change([tuple(sorted(b.items())) for b in bindings])]
 
     def _policy_triples(self, triples: list[str]) -> list[str]:
-        policy = self.query.policy
-        if policy is ast.OutputPolicy.RSTREAM:
+        if self.query.policy is ast.OutputPolicy.RSTREAM:
             return triples
-        current = Counter(triples)
+        return self._change(triples)
+
+    def _change(self, items: list) -> list:
+        """IStream: what is new since the last instant; DStream: what disappeared (as multisets)."""
+        current = Counter(items)
         previous = self._previous or Counter()
         self._previous = current
-        change = current - previous if policy is ast.OutputPolicy.ISTREAM else previous - current
+        change = current - previous if self.query.policy is ast.OutputPolicy.ISTREAM else previous - current
         return list(change.elements())
 
 

@@ -90,24 +90,40 @@ class Compiled:
     order_key: Callable
 
 
+class ExpressionCache:
+    """A query's compiled expressions and aggregates, kept from one instant to the next (keyed by the
+    AST node, which lives as long as the query); their EXISTS calls go to the current instant."""
+
+    def __init__(self) -> None:
+        self.functions: dict[tuple, Callable] = {}
+        self.instant: Instant | None = None
+
+
 class Instant:
     """The algebra at one evaluation instant: ``rows(pred)`` gives a table's current tuples."""
 
-    def __init__(self, translation: Translation, rows: Callable[[str], set], compiled: Compiled) -> None:
+    def __init__(
+        self,
+        translation: Translation,
+        rows: Callable[[str], set],
+        compiled: Compiled,
+        cache: ExpressionCache | None = None,
+    ) -> None:
         self.translation = translation
         self.rows = rows
         self.compiled = compiled
         self._exists_cache: dict[int, list[Solution]] = {}
-        self._expr_cache: dict[tuple[int, tuple[str, ...], bool], Callable] = {}
+        self.cache = cache if cache is not None else ExpressionCache()
+        self.cache.instant = self
 
     # -- expressions over dict solutions ------------------------------------------------------------
     def _compiled(self, expr, variables: tuple[str, ...], as_filter: bool) -> Callable:
         key = (id(expr), variables, as_filter)
-        fn = self._expr_cache.get(key)
+        fn = self.cache.functions.get(key)
         if fn is None:
             compiler = self.compiled.compile_filter if as_filter else self.compiled.compile_expr
             fn = compiler(expr, variables, self.exists_for(variables))
-            self._expr_cache[key] = fn
+            self.cache.functions[key] = fn
         return fn
 
     def _variables(self, expr, solution: Solution) -> tuple[str, ...]:
@@ -126,12 +142,18 @@ class Instant:
         for member in members:
             names.update(member)
         variables = tuple(sorted(names))
-        fn = self.compiled.aggregate(agg, variables, self.exists_for(variables))
+        key = (id(agg), variables, "aggregate")
+        fn = self.cache.functions.get(key)
+        if fn is None:
+            fn = self.compiled.aggregate(agg, variables, self.exists_for(variables))
+            self.cache.functions[key] = fn
         return fn([tuple(m.get(v) for v in variables) for m in members])
 
     def exists_for(self, variables: tuple[str, ...]) -> Callable:
-        """The EXISTS callback for expressions compiled over ``variables``."""
-        return lambda node, values: self._exists(node, values, variables)
+        """The EXISTS callback for expressions compiled over ``variables`` (it answers at whichever
+        instant is current when it is called)."""
+        cache = self.cache
+        return lambda node, values: cache.instant._exists(node, values, variables)
 
     def _exists(self, node: ast.Exists, values: tuple, variables: tuple[str, ...] = ()) -> bool:
         solutions = self._exists_cache.get(id(node))

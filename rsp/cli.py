@@ -84,7 +84,10 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     write = out.write
     fmt = args.format
     with handle:
-        for t in engine.run_batches(iter_batches(handle, args.stream, on_error=report, on_late=late)):
+        batches = iter_batches(
+            handle, args.stream, on_error=report, on_late=late, grouped=not engine.needs_arrival_order
+        )
+        for t in engine.run_batches(batches):
             if fmt == "count":
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
             else:

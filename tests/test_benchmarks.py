@@ -64,3 +64,26 @@ def test_query_benchmark_runs_and_its_answers_agree(tmp_path: Path) -> None:
     assert {c["scenario"] for c in cases} == {"isin", "obs"}
     checks = [w["check"] for c in cases for side in ("owlrl", "reasonable") for w in c[side]["windows"]]
     assert checks and all(check == "ok" for check in checks)
+
+
+def test_target_check_runs_and_every_command_agrees(tmp_path: Path) -> None:
+    """`benchmarks/run.py --target-only` (quick sizes): rsp with and without the program cache and both
+    baselines run and print the same counts (the ratios are timings: reported, never asserted)."""
+    import json
+    import os
+    import subprocess
+
+    results = tmp_path / "results"
+    env = {**os.environ, "PYTHONPATH": str(BENCHMARKS.parent)}
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run.py"), "--quick", "--target-only", "--repeat", "2",
+         "--data", str(tmp_path / "data"), "--results", str(results)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (written,) = results.iterdir()
+    target = json.loads(written.read_text())["target"]
+    assert target["counts"] == target["counts_uncached"] == target["minimal_self_check"] == "ok"
+    assert {"rsp", "rsp_uncached", "minimal", "minimal_plain"} <= target.keys()
+    assert all("wall" in target[label] for label in ("rsp", "rsp_uncached", "minimal", "minimal_plain"))
+    assert list((tmp_path / "data" / "program-cache" / "programs").iterdir())  # the cached runs filled it

@@ -10,8 +10,10 @@ from golden_cases import GOLDEN, case_names
 from hypothesis import HealthCheck, given, settings
 from lars_strategies import cases
 
+from rsp.engine import Engine
 from rsp.io.atoms import read_atom_lines, read_atom_stream
 from rsp.lars import load, parse, run
+from rsp.lars.model import format_atom
 from rsp.lars.naive import evaluate
 
 
@@ -19,6 +21,16 @@ def _check(program, stream) -> None:
     reference = evaluate(program, stream)
     assert list(run(program, stream, impossible=True)) == reference
     assert list(run(program, stream, impossible=False)) == reference
+    engine = Engine(program)
+    if not engine.needs_arrival_order:  # atoms handed over per predicate, as `rsp lars` reads them
+        grouped = []
+        for t, atoms in stream.batches():
+            groups: dict[str, list[tuple]] = {}
+            for pred, args in atoms:
+                groups.setdefault(pred, []).append(args)
+            grouped.append((t, groups))
+        got = [(t, sorted(format_atom(p, a) for p, a in engine.output())) for t in engine.run_batches(grouped)]
+        assert got == reference
 
 
 @pytest.mark.parametrize("name", case_names())

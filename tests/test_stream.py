@@ -117,6 +117,79 @@ def test_lazy_reader_agrees_with_line_by_line_reading(lines: list[str], chunk: i
     assert stream.late == len(late) and stream.rejected == len(errors)
 
 
+def _by_predicate(atoms: list[tuple[str, tuple]]) -> dict[str, list[tuple]]:
+    groups: dict[str, list[tuple]] = {}
+    for pred, args in atoms:
+        groups.setdefault(pred, []).append(args)
+    return groups
+
+
+# mostly one arity of symbolic arguments (the fixed-arity fast path), now and then another line
+def _symbolic_lines(arity: int) -> st.SearchStrategy[list[str]]:
+    line = st.builds(
+        lambda t, p, a: f"{t} {p}({','.join(a)})",
+        st.integers(0, 9),
+        st.sampled_from(["p", "q"]),
+        st.lists(st.sampled_from(["a", "b1", "x_y"]), min_size=arity, max_size=arity),
+    )
+    return st.lists(st.one_of(line, line, line, LINE), max_size=40)
+
+
+SYMBOLIC_LINES = st.integers(1, 3).flatmap(_symbolic_lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(LINE, max_size=40), SYMBOLIC_LINES), st.integers(1, 5))
+def test_grouped_batches_are_the_flat_batches_per_predicate(lines: list[str], chunk: int) -> None:
+    def read(grouped: bool) -> tuple[list, list, list]:
+        errors: list[int] = []
+        late: list[tuple] = []
+        batches = list(
+            iter_batches(
+                [line + "\n" for line in lines],
+                "s",
+                lambda e: errors.append(e.position.line),
+                lambda *element: late.append(element),
+                chunk=chunk,
+                grouped=grouped,
+            )
+        )
+        return batches, errors, late
+
+    flat, flat_errors, flat_late = read(False)
+    grouped, errors, late = read(True)
+    assert grouped == [(t, _by_predicate(atoms)) for t, atoms in flat]
+    assert (errors, late) == (flat_errors, flat_late)
+
+
+def test_grouped_batches_on_the_fast_paths() -> None:
+    symbolic = ["0 p(a,b)", "0 q(c)", "0 p(d,e)", "1 p(f,g)", "0 p(late,x)", "3"]
+    late: list[tuple] = []
+    assert list(iter_batches(symbolic, on_late=lambda *e: late.append(e), grouped=True)) == [
+        (0, {"p": [("a", "b"), ("d", "e")], "q": [("c",)]}),
+        (1, {"p": [("f", "g")]}),
+        (3, {}),
+    ]
+    assert late == [(0, "p", ("late", "x"))]
+    # one arity throughout: the fixed-arity pattern (arguments picked in C), late elements still reported
+    late.clear()
+    pairs = ["0 p(a,b)", "0 q(b,c)", "1 p(c,d)", "0 p(x,y)", "1 q(e,f)"]
+    assert list(iter_batches(pairs, on_late=lambda *e: late.append(e), grouped=True)) == [
+        (0, {"p": [("a", "b")], "q": [("b", "c")]}),
+        (1, {"p": [("c", "d")], "q": [("e", "f")]}),
+    ]
+    assert late == [(0, "p", ("x", "y"))]
+    assert list(iter_batches(["0 p(a)", "0 q(b)", "1 p(c)"], grouped=True)) == [
+        (0, {"p": [("a",)], "q": [("b",)]}),
+        (1, {"p": [("c",)]}),
+    ]
+    numeric = ["0 p(a,1)", "0 q(2.5)", "0 p(b,-3)", "2 p(c,4)"]
+    assert list(iter_batches(numeric, grouped=True)) == [
+        (0, {"p": [("a", 1), ("b", -3)], "q": [(2.5,)]}),
+        (2, {"p": [("c", 4)]}),
+    ]
+
+
 def test_batches_group_time_points_and_report_late_elements() -> None:
     late: list[tuple] = []
     lines = ["0 p(a)", "0 p(1)", "2", "3 q", "1 p(late)", "3 p(b)", "5 p(c)"]

@@ -259,13 +259,17 @@ class Engine:
             if valid >= t:
                 table.update((*args, time) if op is Op.AT else args, valid)
 
+    @property
+    def needs_arrival_order(self) -> bool:
+        """Whether the program counts stream atoms across predicates (tuple windows): then
+        :meth:`step` must be given a time point's atoms as a list in arrival order, not grouped."""
+        return bool(self.recent.maxlen)
+
     def _add_stream_atoms(self, atoms: list[tuple[str, tuple]], counted: bool = True) -> None:
         """Add the stream atoms of the current time point (in arrival order) to every table."""
-        t = self.t
-        if counted:
-            self.stream_count += len(atoms)
-            if self.recent.maxlen:
-                self.recent.extend([(t, pred, args) for pred, args in atoms])
+        if counted and self.recent.maxlen:
+            t = self.t
+            self.recent.extend([(t, pred, args) for pred, args in atoms])
         preds = {pred for pred, _args in atoms}
         groups: dict[str, list[tuple]] = {}
         if len(preds) == 1:
@@ -277,6 +281,13 @@ class Engine:
                     groups[pred] = [args]
                 else:
                     rows.append(args)
+        self._add_stream_groups(groups, counted)
+
+    def _add_stream_groups(self, groups: dict[str, list[tuple]], counted: bool = True) -> None:
+        """Add the stream atoms of the current time point, given per predicate, to every table."""
+        t = self.t
+        if counted:
+            self.stream_count += sum(map(len, groups.values()))
         for pred, rows in groups.items():
             self.stream_preds.add(pred)
             tracker = self.runs.get(pred)
@@ -297,9 +308,14 @@ class Engine:
                     table.update_many(rows, t + size)
 
     # -- time --------------------------------------------------------------------------------------
-    def step(self, t: int, atoms: Iterable[tuple[str, tuple]] = ()) -> None:
+    def step(self, t: int, atoms: Iterable[tuple[str, tuple]] | dict[str, list[tuple]] = ()) -> None:
         """Advance the clock to ``t`` (later than the last step), add the stream atoms at ``t`` in
-        arrival order, and evaluate the program at ``t``."""
+        arrival order, and evaluate the program at ``t``.
+
+        ``atoms`` are (pred, args) pairs in arrival order, or a dict ``{pred: [args, ...]}`` (arrival
+        order per predicate; cheaper to build, see ``iter_batches(grouped=True)``), which is exact
+        unless :attr:`needs_arrival_order`.
+        """
         if self.t is not None and t <= self.t:
             raise StreamError(f"time {t} is not after the last evaluated time {self.t}")
         first = self.t1 is None
@@ -329,7 +345,11 @@ class Engine:
             elif horizon >= t:
                 self.facts[pred].add_fixed(args, time, horizon)
                 self._feed_fixed(pred, args, time, horizon)
-        if atoms:
+        if isinstance(atoms, dict):
+            if self.recent.maxlen:
+                self.recent.extend([(t, pred, args) for pred, rows in atoms.items() for args in rows])
+            self._add_stream_groups(atoms)
+        elif atoms:
             self._add_stream_atoms(atoms if isinstance(atoms, list) else list(atoms))
         for sp in self.strata:
             self._evaluate(sp, t)

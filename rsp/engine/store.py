@@ -10,6 +10,7 @@ item is never deleted while a derivation still supports it, so nothing has to be
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Hashable
 
 NEVER = 1 << 62
@@ -56,7 +57,7 @@ class Table:
     reads slices of it (semi-naive evaluation) and clears it when time advances.
     """
 
-    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list", "batch")
+    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list", "batch", "extended")
 
     def __init__(self, name: str, queue: ExpiryQueue) -> None:
         self.name = name
@@ -66,6 +67,9 @@ class Table:
         self.delta: list[tuple] = []
         self.queue = queue
         self.batch = _BatchExpiry(self)
+        self.extended = 0
+        """How many times a stored key's horizon grew: a batch queued when this was k still holds
+        every one of its keys with the batch's horizon while it is k (see :class:`_BatchExpiry`)."""
 
     def ensure_index(self, positions: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
         """The index on ``positions`` (created on first use, filled from current entries)."""
@@ -93,6 +97,7 @@ class Table:
                     bucket[key] = None
         elif horizon > old:
             entries[key] = horizon
+            self.extended += 1
         else:
             return False
         self.queue.push(horizon, self, key)
@@ -114,12 +119,16 @@ class Table:
             grown = []
             for key in keys:
                 old = entries.get(key)
-                if old is None or horizon > old:
+                if old is None:
                     entries[key] = horizon
                     grown.append(key)
+                elif horizon > old:
+                    entries[key] = horizon
+                    grown.append(key)
+                    self.extended += 1
         if grown:
             self.delta.extend(grown)
-            self.queue.push(horizon, self.batch, grown)
+            self.queue.push(horizon, self.batch, (grown, self.extended))
 
     def update_pairs(self, pairs: list[tuple[tuple, int]]) -> None:
         """:meth:`update` for (key, horizon) pairs; keys that grew are queued in one batch per horizon."""
@@ -133,6 +142,8 @@ class Table:
         for key, horizon in pairs:
             old = entries.get(key)
             if old is None or horizon > old:
+                if old is not None:
+                    self.extended += 1
                 entries[key] = horizon
                 delta.append(key)
                 batch = grown.get(horizon)
@@ -140,9 +151,9 @@ class Table:
                     grown[horizon] = [key]
                 else:
                     batch.append(key)
-        push, target = self.queue.push, self.batch
+        push, target, stamp = self.queue.push, self.batch, self.extended
         for horizon, batch in grown.items():
-            push(horizon, target, batch)
+            push(horizon, target, (batch, stamp))
 
     def expire(self, key: tuple, horizon: int) -> None:
         entries = self.entries
@@ -169,20 +180,26 @@ def _drop(entries: dict, keys: list, horizon: int) -> None:
 
 
 class _BatchExpiry:
-    """Queue entry for a batch of keys of one table stored with the same horizon."""
+    """Queue entry for a batch of keys of one table stored with the same horizon, queued as
+    ``(keys, stamp)`` where ``stamp`` is the table's :attr:`Table.extended` count right after storing
+    them. If no horizon grew since, every key is still stored with this horizon and the whole batch is
+    deleted in one C-level pass; otherwise each key is checked."""
 
     __slots__ = ("table",)
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def expire(self, keys: list[tuple], horizon: int) -> None:
+    def expire(self, batch: tuple[list[tuple], int], horizon: int) -> None:
+        keys, stamp = batch
         table = self.table
         if table._index_list:
             for key in keys:
                 table.expire(key, horizon)
-            return
-        _drop(table.entries, keys, horizon)
+        elif stamp == table.extended:
+            deque(map(table.entries.__delitem__, keys), maxlen=0)
+        else:
+            _drop(table.entries, keys, horizon)
 
 
 class FactTable:

@@ -7,6 +7,7 @@ file and line, counted, and skipped; the rest of the stream is read.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import re
@@ -160,8 +161,8 @@ def parse_line(line: str) -> tuple[int, str | None, tuple[Constant, ...]] | None
 
 ErrorHandler = Callable[[StreamError], None]
 LateHandler = Callable[[int, str, tuple], None]
-Batch = tuple[int, list[tuple[str, tuple[Constant, ...]]]]
-"""A time point and its stream atoms (pred, args) in arrival order."""
+Batch = tuple[int, "list[tuple[str, tuple[Constant, ...]]] | dict[str, list[tuple[Constant, ...]]]"]
+"""A time point and its stream atoms: (pred, args) in arrival order, or grouped ``{pred: [args, ...]}``."""
 
 _FAST_ARG = r"(?:[a-z][A-Za-z0-9_]*|-?[0-9]+(?:\.[0-9]+)?)"
 _FAST_BLOCK = re.compile(
@@ -173,6 +174,22 @@ _SYMBOLIC_BLOCK = re.compile(
     re.MULTILINE,
 )
 _NUMERIC_ARG = re.compile(r"(?:^|,)-?[0-9]")
+_MAX_FIXED_ARITY = 8
+
+
+@functools.lru_cache(maxsize=_MAX_FIXED_ARITY)
+def _fixed_arity_block(arity: int) -> tuple[re.Pattern, Callable[[Iterable[tuple]], Iterable[tuple]]]:
+    """A block pattern for lines ``<time> <pred>(s1,...,sk)`` of symbolic arguments with a fixed arity
+    k, capturing each argument, and the function that turns its matches into argument tuples in C
+    (``itemgetter`` for k >= 2, ``zip`` for k = 1)."""
+    symbol = "([a-z][A-Za-z0-9_]*)"
+    pattern = re.compile(
+        rf"^([0-9]+)[ \t]+([a-z][A-Za-z0-9_]*)\({','.join([symbol] * arity)}\)[ \t]*$", re.MULTILINE
+    )
+    if arity == 1:
+        return pattern, lambda matches: zip(map(_third, matches))
+    pick = operator.itemgetter(*range(2, arity + 2))
+    return pattern, lambda matches: map(pick, matches)
 
 
 def _fast_constant(text: str) -> Constant:
@@ -183,6 +200,9 @@ def _fast_constant(text: str) -> Constant:
 
 
 _first = operator.itemgetter(0)
+_time_pred = operator.itemgetter(0, 1)
+_third = operator.itemgetter(2)
+_split_args = operator.methodcaller("split", ",")
 
 
 class _Batcher:
@@ -231,38 +251,118 @@ class _Batcher:
         return None if self.time is None else (self.time, self.atoms)
 
 
+class _GroupedBatcher(_Batcher):
+    """A :class:`_Batcher` whose batches hold a time point's atoms per predicate, ``{pred: [args, ...]}``
+    (arrival order within each predicate): the form the engine stores them in, built without a
+    (pred, args) pair per atom. Only for engines that do not count atoms across predicates (no tuple
+    windows): the interleaving of predicates within a time point is not kept."""
+
+    __slots__ = ()
+
+    def add(self, time: int, pred: str | None, args: tuple) -> Batch | None:
+        if time == self.time:
+            if pred is not None:
+                rows = self.atoms.get(pred)
+                if rows is None:
+                    self.atoms[pred] = [args]
+                else:
+                    rows.append(args)
+            return None
+        return self._start(time, {} if pred is None else {pred: [args]}, ((pred, args),))
+
+    def add_rows(self, time: int, pred: str, rows: list[tuple]) -> Batch | None:
+        """Add the atoms ``pred(args)`` for each args in ``rows``, all at ``time``; like :meth:`add`."""
+        if time == self.time:
+            known = self.atoms.get(pred)
+            if known is None:
+                self.atoms[pred] = rows
+            else:
+                known.extend(rows)
+            return None
+        return self._start(time, {pred: rows}, [(pred, args) for args in rows])
+
+    def add_many(self, time: int, atoms: list) -> Batch | None:
+        done = None
+        for pred, args in atoms:
+            finished = self.add(time, pred, args)
+            if finished is not None:
+                done = finished
+        return done
+
+    def _start(self, time: int, atoms: dict, elements) -> Batch | None:
+        """Begin the batch of a new time point with ``atoms``, or count ``elements`` late."""
+        if self.time is not None and time < self.time:
+            for pred, args in elements:
+                if pred is not None:  # a late bare time line marks nothing
+                    self.late += 1
+                    if self.on_late is not None:
+                        self.on_late(time, pred, args)
+            return None
+        done = None if self.time is None else (self.time, self.atoms)
+        self.time = time
+        self.atoms = atoms
+        return done
+
+
 def iter_batches(
     lines: Iterable[str],
     source: str = "<stream>",
     on_error: ErrorHandler | None = None,
     on_late: LateHandler | None = None,
     chunk: int = 4096,
+    grouped: bool = False,
 ) -> Iterator[Batch]:
     """Read stream lines lazily and yield one batch per time point present in the input.
 
     Memory stays bounded by one chunk of lines and one time point's atoms, whatever the stream's
     length. Malformed lines go to ``on_error`` (default: raise); elements older than the time point
     being read go to ``on_late`` and are dropped. Time points without any line are not yielded (the
-    engine fills the gaps of the timeline).
+    engine fills the gaps of the timeline). With ``grouped``, a batch's atoms are a dict
+    ``{pred: [args, ...]}`` instead of a list of (pred, args) in arrival order (see
+    :meth:`rsp.engine.Engine.step`: for engines that need no arrival order across predicates).
 
     >>> [b for b in iter_batches(["0 p(a)", "0 p(1)", "2", "3 q"])]
     [(0, [('p', ('a',)), ('p', (1,))]), (2, []), (3, [('q', ())])]
     """
-    batcher = _Batcher(on_late)
+    batcher = _GroupedBatcher(on_late) if grouped else _Batcher(on_late)
     add = batcher.add
     numeric = _NUMERIC_ARG.search
     iterator = iter(lines)
     number = 0
+    fixed_arity = grouped  # try the fixed-arity pattern until a block does not fit it
     while True:
         block = list(itertools.islice(iterator, chunk))
         if not block:
             break
         text = "".join(block)
+        if fixed_arity:
+            first = block[0]
+            arity = first.count(",") + 1 if "(" in first else 0
+            if 1 <= arity <= _MAX_FIXED_ARITY:
+                pattern, rows_of = _fixed_arity_block(arity)
+                found = pattern.findall(text)
+                if len(found) == len(block):
+                    add_rows = batcher.add_rows
+                    for (time_text, pred), group in itertools.groupby(found, _time_pred):
+                        done = add_rows(int(time_text), pred, list(rows_of(group)))
+                        if done is not None:
+                            yield done
+                    number += len(block)
+                    continue
+            fixed_arity = False
         symbolic = True
         found = _SYMBOLIC_BLOCK.findall(text)
         if len(found) != len(block):
             symbolic = False
             found = _FAST_BLOCK.findall(text)
+        if symbolic and grouped and len(found) == len(block):
+            add_rows = batcher.add_rows
+            for (time_text, pred), group in itertools.groupby(found, _time_pred):
+                done = add_rows(int(time_text), pred, list(map(tuple, map(_split_args, map(_third, group)))))
+                if done is not None:
+                    yield done
+            number += len(block)
+            continue
         if symbolic and len(found) == len(block):
             for time_text, group in itertools.groupby(found, _first):
                 atoms = [(pred, tuple(a.split(","))) for _t, pred, a in group]
@@ -272,20 +372,23 @@ def iter_batches(
             number += len(block)
             continue
         if len(found) == len(block):
-            current_text, current = None, batcher.atoms
+            current_text, current, current_time = None, batcher.atoms, batcher.time
             for time_text, pred, arg_text in found:
                 if not symbolic and numeric(arg_text):
                     args = tuple(map(_fast_constant, arg_text.split(",")))
                 else:
                     args = tuple(arg_text.split(","))
                 if time_text == current_text:
-                    current.append((pred, args))
+                    if grouped:
+                        add(current_time, pred, args)
+                    else:
+                        current.append((pred, args))
                     continue
                 done = add(int(time_text), pred, args)
                 if done is not None:
                     yield done
                 if batcher.time == int(time_text):  # not late: later lines of this time go straight in
-                    current_text, current = time_text, batcher.atoms
+                    current_text, current, current_time = time_text, batcher.atoms, batcher.time
             number += len(block)
             continue
         for line in block:

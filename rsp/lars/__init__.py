@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rsp.errors import Position, ProgramError
 from rsp.lars.model import Program, format_atom
-from rsp.lars.parser import parse_file, parse_program
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
 from rsp.lars.windows import check_windows
@@ -56,12 +56,32 @@ def check(program: Program) -> CheckedProgram:
 
 def parse(text: str, source: str = "<string>") -> CheckedProgram:
     """Parse and check ``.lars`` text."""
+    from rsp.lars.parser import parse_program  # imported on use: lark is not needed for cached programs
+
     return check(parse_program(text, source))
 
 
-def load(path: str | Path) -> CheckedProgram:
-    """Parse and check a ``.lars`` file."""
-    return check(parse_file(path))
+def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
+    """Parse and check a ``.lars`` file; errors carry the file name.
+
+    With ``cache``, a program checked before from the same text is taken from the program cache
+    (:mod:`rsp.lars.cache`) instead of being parsed again.
+    """
+    from rsp.lars import cache as program_cache
+
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ProgramError(f"cannot read program: {err.strerror}", Position(source)) from None
+    if cache:
+        program = program_cache.get(source, text)
+        if program is not None:
+            return program
+    program = parse(text, source)
+    if cache:
+        program_cache.put(source, text, program)
+    return program
 
 
 def _as_stream(stream):

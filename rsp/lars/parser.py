@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 from lark import Lark, Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
@@ -234,13 +233,3 @@ def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
     else:  # pragma: no cover - lark has no other subclasses
         message = str(err)
     return ProgramError(message, Position(source, line, column))
-
-
-def parse_file(path: str | Path) -> Program:
-    """Parse a ``.lars`` file; errors carry the file name."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ProgramError(f"cannot read program: {err.strerror}", Position(str(path))) from None
-    return parse_program(text, str(path))

@@ -319,16 +319,6 @@ def minimal_command(stream: Path, window: int, plain: bool = False) -> list[str]
     return [*cmd, "--plain"] if plain else cmd
 
 
-def best_of(cmd: list[str], repeat: int, timeout: float,
-            env: dict[str, str] | None = None) -> tuple[Measured, list[float]]:
-    """Run ``cmd`` ``repeat`` times; the run with the least wall time, and all wall times."""
-    runs = [run_measured(cmd, timeout, env) for _ in range(max(1, repeat))]
-    failed = [m for m in runs if not m.ok]
-    if failed:
-        return failed[0], [m.wall for m in runs]
-    return min(runs, key=lambda m: m.wall), [m.wall for m in runs]
-
-
 def run_target(args: argparse.Namespace, data: Path) -> dict[str, Any]:
     sizes = QUICK_TARGET if args.quick else TARGET
     case = generate.generate("diamond", sizes["rate"], sizes["time_points"], sizes["window"], data, args.seed)
@@ -346,8 +336,15 @@ def run_target(args: argparse.Namespace, data: Path) -> dict[str, Any]:
         "minimal_plain": (minimal_command(case.stream, case.window, plain=True), None),
     }
     outputs = {}
-    for label, (cmd, env) in commands.items():
-        measured, walls = best_of(cmd, args.repeat, args.timeout, env)
+    # round robin (each command once per round): a noisy stretch of the machine hits every command alike
+    runs: dict[str, list[Measured]] = {label: [] for label in commands}
+    for _round in range(max(1, args.repeat)):
+        for label, (cmd, env) in commands.items():
+            runs[label].append(run_measured(cmd, args.timeout, env))
+    for label, (cmd, _env) in commands.items():
+        failed = [m for m in runs[label] if not m.ok]
+        measured = failed[0] if failed else min(runs[label], key=lambda m: m.wall)
+        walls = [m.wall for m in runs[label]]
         entry: dict[str, Any] = {"command": " ".join(cmd), "walls": walls}
         if measured.ok:
             entry.update(wall=measured.wall, maxrss_kb=measured.maxrss_kb,

@@ -369,6 +369,18 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--max-files-per-trigger", type=int, metavar="N", help="files per micro-batch")
     spark.add_argument("--sink", metavar="DIR", help="also write results to a Spark file sink here")
     spark.add_argument("--sink-format", choices=("json", "parquet"), help="the sink's format (default json)")
+    spark.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="exactly once across restarts: Spark's offsets and the engine's state are committed here "
+        "per micro-batch; run again with the same DIR to resume",
+    )
+    spark.add_argument(
+        "--partition-by",
+        metavar="?VAR",
+        help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
+        "query or program does not partition by it)",
+    )
     spark.add_argument("--master", help="Spark master of a new session (default local[2])")
     spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)
     spark.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")

@@ -21,7 +21,8 @@ from typing import TextIO
 from pyspark.errors import StreamingQueryException
 
 from rsp.errors import RspError, StreamError
-from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, print_error
+from rsp.spark.checkpoint import Checkpoint
+from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped, print_error
 from rsp.spark.pipeline import cleanup, start, union
 from rsp.spark.session import session
 from rsp.spark.sink import ResultSink
@@ -37,10 +38,43 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     return _run_query(args, out)
 
 
+def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint | None:
+    """The run's checkpoint (``--checkpoint``), its output file cut back to the last committed batch."""
+    if not args.checkpoint:
+        return None
+    identity = {
+        "kind": kind,
+        "program": str(Path(args.program).resolve()),
+        "streams": list(args.stream),
+        "format": args.format,
+        "entailment": args.entailment,
+    }
+    checkpoint = Checkpoint(args.checkpoint, identity)
+    checkpoint.attach_output(out)
+    if checkpoint.state is not None and not args.quiet:
+        print(
+            f"rsp spark: resuming from {args.checkpoint} after micro-batch {checkpoint.committed_batch}",
+            file=sys.stderr,
+        )
+    return checkpoint
+
+
+def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
+    """After a restart the output already has its CSV/TSV header: drop the one the new writer wrote."""
+    if checkpoint is None or checkpoint.state is None:
+        return
+    checkpoint.truncate_output()
+    if getattr(writer, "header", False) is None:
+        kind = type(form).__name__
+        writer.header = ("boolean",) if kind == "Ask" else ("subject", "predicate", "object")
+
+
 def _run_query(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.cli import open_query
 
+    checkpoint = _checkpoint(args, "query", out)
     engine, query, writer, pairs = open_query(args, args.program, out)
+    _resume_writer(checkpoint, writer, query.query.form)
     sources = [Source.parse(path) for _iri, path in pairs]
     spark = session(args.master)
     feeder = QueryFeeder(
@@ -57,10 +91,14 @@ def _run_query(args: argparse.Namespace, out: TextIO) -> int:
         sink = ResultSink(spark, args.sink, args.sink_format or "json", kind)
         query.subscribe(sink.add)
         feeder.after_batch.append(sink.write)
+    if checkpoint is not None:
+        if args.sink:
+            checkpoint.attach_sink(args.sink)
+        feeder.resume(checkpoint)
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
-    _drive(args, feeder, union(frames))
+    _drive(args, feeder, union(frames), checkpoint)
     writer.close()
     _summary(args, feeder, f", {engine.late} late at the engine" if engine.late else "")
     return 0
@@ -74,6 +112,7 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
     if len(args.stream) != 1:
         raise RspError("a LARS program reads one stream: give one --stream SOURCE")
     source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+    checkpoint = _checkpoint(args, "lars", out)
     program = load(args.program)
     if not args.quiet:
         for warning in program.warnings:
@@ -105,13 +144,17 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
     feeder = ProgramFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error), on_late=late)
     if sink is not None:
         feeder.after_batch.append(sink.write)
+    if checkpoint is not None:
+        if args.sink:
+            checkpoint.attach_sink(args.sink)
+        feeder.resume(checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, feeder, frame)
+    _drive(args, feeder, frame, checkpoint)
     _summary(args, feeder, "")
     return 0
 
 
-def _drive(args: argparse.Namespace, feeder: Feeder, frame) -> None:
+def _drive(args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None = None) -> None:
     """Run the streaming query until its data is processed (--available-now) or a stop signal."""
     stop = threading.Event()
     previous = {}
@@ -124,6 +167,7 @@ def _drive(args: argparse.Namespace, feeder: Feeder, frame) -> None:
         frame,
         available_now=args.available_now,
         processing_time=args.trigger,
+        checkpoint=None if checkpoint is None else checkpoint.spark_location,
         name=None,
     )
     try:
@@ -135,7 +179,7 @@ def _drive(args: argparse.Namespace, feeder: Feeder, frame) -> None:
         feeder.stop()
         query.stop()
         exception = query.exception()
-        if exception is not None:
+        if exception is not None and not (feeder.stopping and Stopped.MESSAGE in str(exception)):
             raise _failure(exception)
         feeder.close()
     finally:

@@ -22,6 +22,7 @@ Columns a feeder reads (missing optional columns count as null):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -39,6 +40,7 @@ import pyarrow.compute as pc
 from rsp.errors import Position, StreamError
 from rsp.io import atoms as atom_lines
 from rsp.io.ntriples import ReadCounters, parse_line
+from rsp.spark.checkpoint import QUERY_LOG_COLUMNS, Checkpoint, read_program_log, read_query_log
 
 ORDER = ("time", "stream", "file_time", "file", "block", "pos")
 """The order of elements within a micro-batch: time first, then stream, file and place in the file."""
@@ -143,8 +145,22 @@ def _normalise(table: pa.Table, names: Sequence[str]) -> pa.Table:
     return pa.table(columns, names=list(names))
 
 
+class Stopped(RuntimeError):
+    """Raised for a micro-batch that arrives after the run began to stop, when checkpointing: Spark then
+    does not commit it, and a restart processes it."""
+
+    MESSAGE = "rsp: the run is stopping; this micro-batch stays uncommitted"
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
 class Feeder:
-    """What every feeder shares: a lock held while a micro-batch is processed, stop and counters."""
+    """What every feeder shares: a lock held while a micro-batch is processed, stop and counters.
+
+    With a :class:`rsp.spark.checkpoint.Checkpoint` (:meth:`resume`), every micro-batch logs what it
+    pushes and commits rsp's state before returning, micro-batches committed before a restart are
+    skipped, and a stopping run leaves the micro-batch it refuses uncommitted."""
 
     def __init__(self, sources: Sequence[str], rejects: Rejects) -> None:
         self.sources = list(sources)
@@ -157,17 +173,58 @@ class Feeder:
         self.closed = False
         self.after_batch: list[Callable[[int], None]] = []
         """Called with the batch id after each micro-batch (e.g. to write its results to a sink)."""
+        self.checkpoint: Checkpoint | None = None
 
     def __call__(self, table: pa.Table, batch_id: int) -> None:
         """Process one micro-batch (skipped once :meth:`stop` was called: the run is ending)."""
         with self.lock:
+            checkpoint = self.checkpoint
             if self.stopping:
+                if checkpoint is not None:
+                    raise Stopped()
                 return
+            if checkpoint is not None and batch_id <= checkpoint.committed_batch:
+                return  # committed before a restart; Spark hands it over again
             self.batches += 1
             self.last_batch = batch_id
             self.feed(table, batch_id)
             for callback in self.after_batch:
                 callback(batch_id)
+            if checkpoint is not None:
+                checkpoint.commit(batch_id, self.saved_counters(), self.keep_from())
+
+    def resume(self, checkpoint: Checkpoint) -> None:
+        """Checkpoint from now on; after a restart, rebuild the engine's state from the committed log
+        (results muted) and take the committed counters back."""
+        with self.lock:
+            self.checkpoint = checkpoint
+            logs = checkpoint.logged()
+            if logs:
+                checkpoint.replaying = True
+                try:
+                    self.replay(logs)
+                finally:
+                    checkpoint.replaying = False
+            saved = checkpoint.counters()
+            if saved:
+                self.restore_counters(saved)
+            if checkpoint.state is not None:
+                self.last_batch = checkpoint.committed_batch
+
+    def replay(self, logs: list) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def saved_counters(self) -> dict:
+        """What a restart takes back as it was (the replay rebuilds the engine, not these)."""
+        return {"read": [dataclasses.asdict(c) for c in self.counters], "batches": self.batches}
+
+    def restore_counters(self, saved: dict) -> None:
+        self.counters = [ReadCounters(**c) for c in saved["read"]]
+        self.batches = saved["batches"]
+
+    def keep_from(self) -> int | None:
+        """Logged elements older than this time are no longer needed after a restart (None: all are)."""
+        return None
 
     def feed(self, table: pa.Table, batch_id: int) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -257,27 +314,76 @@ class QueryFeeder(Feeder):
         if fixed:
             table = pa.concat_tables([table, pa.Table.from_pylist(fixed, schema=table.schema)])
         table = table.sort_by([(name, "ascending") for name in ORDER])
-        self._push(table)
+        pushed = self._push(table)
+        if self.checkpoint is not None:
+            table = table.select(list(QUERY_LOG_COLUMNS))
+            if pushed != table.num_rows:  # late elements were dropped: log only what went in
+                table = table.filter(pa.array(self._kept, pa.bool_()))
+            self.checkpoint.write_query_log(batch_id, table)
 
-    def _push(self, table: pa.Table) -> None:
+    def _push(self, table: pa.Table) -> int:
+        """Push the (ordered) elements into the engine; returns how many were not late."""
         times = table.column("time").to_pylist()
         streams = table.column("stream").to_pylist()
         s, p, o = (table.column(name).to_pylist() for name in "spo")
         triples = zip(s, p, o, strict=True)
         push = self.engine.push
+        kept = self._kept = []
+        pushed = 0
         for (time, index), group in groupby(zip(times, streams, triples, strict=True), key=lambda e: e[:2]):
             index = self._stream(index)
             batch = [e[2] for e in group]
             counter = self.counters[index]
             newest = self.newest[index]
             if newest is not None and time < newest:
+                kept.extend([False] * len(batch))
                 self._late(index, time, newest, len(batch))
                 continue
+            kept.extend([True] * len(batch))
+            pushed += len(batch)
             if time != newest:
                 counter.instants += 1
                 self.newest[index] = time
             counter.triples += len(batch)
             push(batch, time, self.streams[index])
+        return pushed
+
+    def replay(self, logs: list) -> None:
+        queries = list(getattr(self.engine, "queries", ()))
+        muted = [handle._subscribers for handle in queries]
+        for handle in queries:
+            handle._subscribers = []
+        try:
+            for _batch, path in logs:
+                self._push(read_query_log(path))
+        finally:
+            for handle, subscribers in zip(queries, muted, strict=True):
+                handle._subscribers = subscribers
+
+    def saved_counters(self) -> dict:
+        saved = super().saved_counters()
+        saved["newest"] = list(self.newest)
+        saved["engine_late"] = self.engine.late
+        saved["bnodes"] = [handle._bnodes[0] for handle in getattr(self.engine, "queries", ())]
+        return saved
+
+    def restore_counters(self, saved: dict) -> None:
+        super().restore_counters(saved)
+        self.newest = list(saved["newest"])
+        self.engine.late = saved["engine_late"]
+        for handle, count in zip(getattr(self.engine, "queries", ()), saved["bnodes"], strict=False):
+            handle._bnodes[0] = count
+
+    def keep_from(self) -> int | None:
+        """The oldest time a window after the last closed instant (or the IStream/DStream comparison with
+        it) can see: that instant minus the longest RANGE, one STEP and one slot."""
+        oldest = None
+        for handle in getattr(self.engine, "queries", ()):
+            if handle.closed_until is None:
+                return None
+            needed = handle.closed_until - handle._max_range - handle.step - handle.slot
+            oldest = needed if oldest is None else min(oldest, needed)
+        return oldest
 
     def _late(self, index: int, time: int, newest: int, count: int) -> None:
         self.counters[index].late += count
@@ -350,8 +456,29 @@ class ProgramFeeder(Feeder):
                 elements.append((parsed[0], key, parsed[1], parsed[2]))
         self.rejects.write(batch_id, rejected)
         elements.sort(key=lambda e: (e[0], e[1]))
-        for time, _key, pred, args in elements:
+        ordered = [(time, pred, args) for time, _key, pred, args in elements]
+        if self.checkpoint is not None:
+            self.checkpoint.write_program_log(batch_id, ordered)
+        for time, pred, args in ordered:
             self._add(time, pred, args)
+
+    def replay(self, logs: list) -> None:
+        emit, self.emit = self.emit, lambda t: None
+        try:
+            for _batch, path in logs:
+                for time, pred, args in read_program_log(path):
+                    self._add(time, pred, args)
+        finally:
+            self.emit = emit
+
+    def saved_counters(self) -> dict:
+        saved = super().saved_counters()
+        saved["engine_late"] = self.engine.late
+        return saved
+
+    def restore_counters(self, saved: dict) -> None:
+        super().restore_counters(saved)
+        self.engine.late = saved["engine_late"]
 
     def summary(self) -> list[str]:
         return [line.replace(" triples in ", " atoms in ") for line in super().summary()]

@@ -39,7 +39,7 @@ def start(
     wanted = [c for c in COLUMNS if c in frame.columns]
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
-        if feeder.stopping:
+        if feeder.stopping and feeder.checkpoint is None:
             return
         table = batch.select(*wanted, F.monotonically_increasing_id().alias("pos")).toArrow()
         feeder(table, batch_id)

@@ -1,0 +1,139 @@
+"""Exactly once across restarts (``rsp spark --checkpoint DIR``): a run killed with SIGKILL, then started
+again with the same command, leaves exactly the output of an uninterrupted run — no instant missing, none
+twice. The uninterrupted reference is ``rsp run`` / ``rsp lars`` over the same lines (equal to an
+uninterrupted ``rsp spark`` run by the parity tests in test_spark.py).
+
+The kills: at fixed points of a micro-batch (fault injection, ``RSP_SPARK_FAULT=POINT:BATCH``: after the
+results were written but before rsp's state was committed, and after the commit but before Spark
+committed the micro-batch), and from outside at whatever moment the run has reached."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rsp.spark.checkpoint import FAULT_ENV
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILDING = ROOT / "examples" / "building"
+QUERY = BUILDING / "hot-rooms.rq"
+BUILDING_ARGS = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--entailment", "rdfs"]
+COOLING = ROOT / "examples" / "cooling" / "cooling.lars"
+
+
+def _files(directory: Path, lines: list[str], parts: int) -> None:
+    """The lines as ``parts`` files, dated in order (Spark's file source takes them by mtime)."""
+    directory.mkdir()
+    size = -(-len(lines) // parts)
+    now = time.time()
+    for index in range(parts):
+        path = directory / f"part-{index:02d}.txt"
+        path.write_text("".join(lines[index * size : (index + 1) * size]))
+        os.utime(path, (now - 100 + index, now - 100 + index))
+
+
+def _rsp(*args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rsp", *args],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT,
+    )  # fmt: skip
+
+
+def _state(checkpoint: Path) -> dict:
+    return json.loads((checkpoint / "rsp" / "state.json").read_text())
+
+
+def _spark_args(program: Path, source: Path, checkpoint: Path, output: Path, *extra: str) -> list[str]:
+    return [
+        "spark", str(program), "--stream", str(source), *extra, "--checkpoint", str(checkpoint),
+        "--output", str(output), "--max-files-per-trigger", "1",
+    ]  # fmt: skip
+
+
+def _restart_and_compare(args: list[str], output: Path, expected: str, committed: int) -> None:
+    again = _rsp(*args, "--available-now")
+    assert again.returncode == 0, again.stderr
+    assert f"resuming from {args[args.index('--checkpoint') + 1]} after micro-batch {committed}" in again.stderr
+    assert output.read_text() == expected
+
+
+@pytest.mark.parametrize(
+    "point, committed",
+    [
+        ("written", 1),  # results of micro-batch 2 written, state not committed: taken back, redone
+        ("committed", 2),  # state of micro-batch 2 committed, Spark's commit not written: skipped
+    ],
+)
+def test_query_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point: str, committed: int) -> None:
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+    source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
+    _files(source, lines, 5)
+    reference = _rsp("run", str(QUERY), "--stream", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS, "-q")
+    assert reference.returncode == 0 and reference.stdout.count("\n") > 3
+    args = _spark_args(QUERY, source, checkpoint, output, *BUILDING_ARGS)
+    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:2"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _state(checkpoint)["batch"] == committed
+    if point == "written":  # the killed run had already written micro-batch 2's results
+        assert len(output.read_text()) > _state(checkpoint)["output"]
+    _restart_and_compare(args, output, reference.stdout, committed)
+
+
+def test_lars_program_killed_from_outside_resumes_exactly(tmp_path: Path) -> None:
+    """SIGKILL from outside while the run streams (a micro-batch every half second), then a restart."""
+    temps = [60, 70, 85, 95, 101, 104, 99, 97, 102, 106, 90, 80, 75, 101, 103, 104, 70, 60]
+    lines = [f"{t} temp({temps[t % len(temps)]})\n" for t in range(120)]
+    stream = tmp_path / "temps.stream"
+    stream.write_text("".join(lines))
+    reference = _rsp("lars", str(COOLING), "--stream", str(stream))
+    assert reference.returncode == 0 and '"atoms": [' in reference.stdout
+    source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
+    _files(source, lines, 12)
+    args = _spark_args(COOLING, source, checkpoint, output)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "rsp", *args, "--trigger", "500 milliseconds"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and run.poll() is None:
+            state = checkpoint / "rsp" / "state.json"
+            if state.exists() and _state(checkpoint)["batch"] >= 3:
+                break
+            time.sleep(0.05)
+        assert run.poll() is None, run.stderr.read().decode() if run.stderr else ""
+        run.send_signal(signal.SIGKILL)
+        run.wait(30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        if run.stderr:
+            run.stderr.close()
+    committed = _state(checkpoint)["batch"]
+    assert 3 <= committed < 11  # killed mid-stream
+    _restart_and_compare(args, output, reference.stdout, committed)
+
+
+def test_checkpoint_refuses_another_run_and_a_pipe(tmp_path: Path) -> None:
+    """A checkpoint belongs to one run; results on stdout cannot be taken back, so --output is needed."""
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)[:20]
+    source, checkpoint = tmp_path / "in", tmp_path / "ck"
+    _files(source, lines, 1)
+    piped = _rsp("spark", str(QUERY), "--stream", str(source), *BUILDING_ARGS, "--checkpoint", str(checkpoint))
+    assert piped.returncode == 2 and "--checkpoint needs --output FILE" in piped.stderr
+    (checkpoint / "rsp").mkdir(parents=True)
+    (checkpoint / "rsp" / "state.json").write_text(
+        json.dumps({"version": 1, "identity": {"kind": "lars"}, "batch": 0, "output": 0, "logs": [],
+                    "log_times": [], "counters": {}})
+    )  # fmt: skip
+    other = _rsp(*_spark_args(QUERY, source, checkpoint, tmp_path / "o.jsonl", *BUILDING_ARGS), "--available-now")
+    assert other.returncode == 2 and "belongs to another run" in other.stderr

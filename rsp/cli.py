@@ -399,7 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         if getattr(args, "output", None):
-            with open(args.output, "w", encoding="utf-8") as out:
+            # a checkpointed rsp spark resumes its output file (truncated back to the last committed batch)
+            mode = "a" if getattr(args, "checkpoint", None) else "w"
+            with open(args.output, mode, encoding="utf-8") as out:
                 return args.handler(args, out)
         return args.handler(args, sys.stdout)
     except RspError as err:

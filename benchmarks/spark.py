@@ -1,0 +1,195 @@
+"""Spark benchmarks: triples per second from files through Spark into the engine, against ``rsp run``
+on the same lines in the same run, and the latency floor of a micro-batch.
+
+    python benchmarks/spark.py [--quick] [--lines N] [--data DIR]
+
+1. Throughput: N generated lines (``<http://ex.org/eK> <http://ex.org/p> "K"^^xsd:integer . # K``, one
+   element per ms) counted by ``SELECT (COUNT(*) AS ?n) … [RANGE 1s STEP 1s]``:
+   ``rsp run`` over the file; ``rsp spark --available-now`` over a directory holding it as one file (one
+   micro-batch); and over ten files taken one per micro-batch (``--max-files-per-trigger 1``). Each
+   command is a subprocess timed from start to exit; for Spark the time inside the streaming query
+   (from the run's summary) is reported too, without the ≈5 s session start. The outputs must be equal.
+2. Latency floor: 20 one-line files read one per micro-batch against the same files in one micro-batch;
+   the difference per micro-batch is the cost of a micro-batch (offset and commit logs, job scheduling,
+   Arrow hand-over).
+
+Results are printed (µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
+``benchmarks/results/``. Timings are reported, never asserted: the exit status is 1 only when a run
+fails or outputs differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+QUERY = """REGISTER QUERY Count AS
+SELECT (COUNT(*) AS ?n)
+FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s]
+WHERE { ?s <http://ex.org/p> ?o }
+"""
+XSD_INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
+
+
+def line(k: int) -> str:
+    return f'<http://ex.org/e{k}> <http://ex.org/p> "{k}"^^{XSD_INTEGER} . # {k}\n'
+
+
+def write_files(directory: Path, start: int, count: int, parts: int) -> list[Path]:
+    """``count`` lines from element ``start`` as ``parts`` files dated in order (Spark takes new files by
+    modification time)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    size = -(-count // parts)
+    now = time.time()
+    paths = []
+    for index in range(parts):
+        path = directory / f"part-{index:03d}.nt"
+        with path.open("w") as handle:
+            first, last = start + index * size, start + min(count, (index + 1) * size)
+            handle.writelines(line(k) for k in range(first, last))
+        os.utime(path, (now - 1000 + index, now - 1000 + index))
+        paths.append(path)
+    return paths
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def timed(args: list[str], timeout: float = 1800) -> dict[str, Any]:
+    """Run ``python -m rsp ARGS``; wall time, output, and Spark's in-query time from the summary."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "rsp", *args], capture_output=True, text=True,
+                          timeout=timeout, env=child_env(), cwd=ROOT)
+    wall = time.perf_counter() - start
+    result: dict[str, Any] = {"command": "rsp " + " ".join(args), "wall": wall, "returncode": done.returncode}
+    if done.returncode != 0:
+        result["error"] = done.stderr.strip().splitlines()[-1:] or ["exit code " + str(done.returncode)]
+    m = re.search(r"(\d+) micro-batch\(es\) in ([0-9.]+) s", done.stderr)
+    if m:
+        result["batches"], result["query_s"] = int(m.group(1)), float(m.group(2))
+    result["stdout"] = done.stdout
+    return result
+
+
+def throughput(data: Path, lines: int) -> dict[str, Any]:
+    query = data / "count.rq"
+    query.write_text(QUERY)
+    one, ten = data / "one", data / "ten"
+    write_files(one, 0, lines, 1)
+    write_files(ten, 0, lines, 10)
+    single = one / "part-000.nt"
+    print(f"  throughput: {lines:,} lines ...", file=sys.stderr, flush=True)
+    runs = {
+        "rsp run": timed(["run", str(query), "--stream", str(single), "-q"]),
+        "rsp spark, 1 file (1 micro-batch)": timed(
+            ["spark", str(query), "--stream", str(one), "--available-now"]
+        ),
+        "rsp spark, 10 files (10 micro-batches)": timed(
+            ["spark", str(query), "--stream", str(ten), "--available-now", "--max-files-per-trigger", "1"]
+        ),
+    }
+    reference = runs["rsp run"]["stdout"]
+    for run in runs.values():
+        run["same_output"] = run["stdout"] == reference and bool(reference)
+        run["triples_per_s"] = lines / run["wall"]
+        if "query_s" in run:
+            run["query_triples_per_s"] = lines / run["query_s"]
+        run["us_per_triple"] = run["wall"] / lines * 1e6
+        run["ratio_to_run"] = run["wall"] / runs["rsp run"]["wall"]
+        del run["stdout"]
+    return {"lines": lines, "runs": runs}
+
+
+def latency(data: Path, files: int = 20) -> dict[str, Any]:
+    query = data / "count.rq"
+    directory = data / "tiny"
+    write_files(directory, 0, files, files)
+    print(f"  latency: {files} one-line files ...", file=sys.stderr, flush=True)
+    spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
+    each = timed([*spark, "--max-files-per-trigger", "1"])
+    once = timed(spark)
+    result = {"files": files, "one_per_batch": each, "one_batch": once}
+    if "query_s" in each and "query_s" in once:
+        extra = max(1, each["batches"] - once["batches"])
+        result["ms_per_batch"] = (each["query_s"] - once["query_s"]) / extra * 1000
+    result["same_output"] = each["stdout"] == once["stdout"]
+    for run in (each, once):
+        del run["stdout"]
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 lines instead of 1,000,000")
+    parser.add_argument("--lines", type=int, help="lines in the throughput run")
+    parser.add_argument("--data", help="directory for generated data, kept (default: a temporary one)")
+    parser.add_argument("--results", default=str(HERE / "results"), help="directory for the JSON results")
+    args = parser.parse_args(argv)
+    lines = args.lines or (100_000 if args.quick else 1_000_000)
+    data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
+    data.mkdir(parents=True, exist_ok=True)
+    try:
+        report = {
+            "date": _dt.datetime.now().isoformat(timespec="seconds"),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "throughput": throughput(data, lines),
+            "latency": latency(data),
+        }
+    finally:
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
+    print(f"\n== Spark throughput: {lines:,} triples, COUNT(*) over [RANGE 1s STEP 1s] ==")
+    print(f"{'command':<42} {'wall s':>7} {'in query s':>10} {'triples/s':>10} {'µs/triple':>9} "
+          f"{'× rsp run':>9}  output")
+    bad = []
+    for name, run in report["throughput"]["runs"].items():
+        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
+        print(f"{name:<42} {run['wall']:>7.1f} {query_s:>10} {run['triples_per_s']:>10,.0f} "
+              f"{run['us_per_triple']:>9.1f} {run['ratio_to_run']:>9.2f}  "
+              f"{'same' if run['same_output'] else 'DIFFERS'}")
+        if "query_triples_per_s" in run:
+            print(f"{'':<42} inside the streaming query: {run['query_triples_per_s']:,.0f} triples/s")
+        if "error" in run or not run["same_output"]:
+            bad.append(name)
+    lat = report["latency"]
+    print(f"\n== latency floor: {lat['files']} one-line files ==")
+    for key, label in (("one_per_batch", "one file per micro-batch"), ("one_batch", "all in one")):
+        run = lat[key]
+        seconds = run.get("query_s", float("nan"))
+        print(f"{label:<28} {run.get('batches', '?')} micro-batch(es) in {seconds:.1f} s")
+    if "ms_per_batch" in lat:
+        print(f"cost of a micro-batch: {lat['ms_per_batch']:.0f} ms")
+    if not lat["same_output"]:
+        bad.append("latency outputs differ")
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = results / f"{stamp}-spark{'-quick' if args.quick else ''}.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(f"\nresults written to {path}")
+    if bad:
+        print("FAILED: " + ", ".join(bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

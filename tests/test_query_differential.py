@@ -110,6 +110,8 @@ QUERIES = {
     "minus": q("?v ex:at ?s MINUS { ?v a ex:Bus }"),
     "not-exists": q("?v ex:at ?s FILTER NOT EXISTS { ?v ex:delay ?d }"),
     "exists": q("?v ex:at ?s FILTER EXISTS { ?v ex:speed ?x }"),
+    "not-exists-outer-filter": q("?v ex:speed ?sp FILTER NOT EXISTS { ?w ex:speed ?x FILTER(?x > ?sp) }"),
+    "exists-outer-filter": q("?v ex:speed ?sp FILTER EXISTS { ?v ex:delay ?d FILTER(?d * 10 < ?sp) }"),
     "bind-values": q('VALUES ?s { ex:s1 ex:s2 } ?v ex:at ?s BIND(CONCAT(STR(?s), "!") AS ?label)'),
     "aggregates": q(
         "?v ex:at ?s . ?v ex:speed ?sp",

@@ -112,7 +112,7 @@ class Instant:
         self.translation = translation
         self.rows = rows
         self.compiled = compiled
-        self._exists_cache: dict[int, list[Solution]] = {}
+        self._exists_cache: dict[int, tuple[list[Solution], list[ast.Filter]]] = {}
         self.cache = cache if cache is not None else ExpressionCache()
         self.cache.instant = self
 
@@ -156,12 +156,24 @@ class Instant:
         return lambda node, values: cache.instant._exists(node, values, variables)
 
     def _exists(self, node: ast.Exists, values: tuple, variables: tuple[str, ...] = ()) -> bool:
-        solutions = self._exists_cache.get(id(node))
-        if solutions is None:
-            solutions = self._exists_cache[id(node)] = self.group(node.pattern)
+        """SPARQL's EXISTS: the pattern with the outer solution substituted has a solution. The
+        pattern's FILTERs may use outer variables, so they are tested on each inner solution merged
+        with the outer one; the rest of the pattern is evaluated once per instant."""
+        entry = self._exists_cache.get(id(node))
+        if entry is None:
+            elements = node.pattern.elements
+            filters = [e for e in elements if isinstance(e, ast.Filter)]
+            rest = ast.Group(tuple(e for e in elements if not isinstance(e, ast.Filter)))
+            entry = self._exists_cache[id(node)] = (self.group(rest), filters)
+        solutions, filters = entry
         outer = dict(zip(variables, values, strict=False)) if variables else {}
         outer = {k: v for k, v in outer.items() if v is not None}
-        return any(_compatible(outer, s) for s in solutions)
+        for solution in solutions:
+            if _compatible(outer, solution) and (
+                not filters or all(self.test(f.expr, {**solution, **outer}) for f in filters)
+            ):
+                return True
+        return False
 
     # -- patterns -----------------------------------------------------------------------------------
     def table(self, table: PatternTable) -> list[Solution]:

@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test lint bench clean java
+.PHONY: demo test lint bench clean java docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -45,6 +45,13 @@ test: $(STAMP) $(W3C) java
 
 lint: $(STAMP)
 	$(BIN)/ruff check rsp tests benchmarks
+
+# The pictures of docs/ (docs/img/*.svg) and the outputs of the examples in docs/*.md, regenerated.
+# The benchmark plots come from the newest results in benchmarks/results (see docs/results.md).
+docs: $(STAMP)
+	$(BIN)/python docs/figures/make_figures.py
+	$(BIN)/python docs/render_examples.py
+	if ls benchmarks/results/*.json >/dev/null 2>&1; then $(BIN)/python benchmarks/plot.py; fi
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --quick

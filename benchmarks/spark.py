@@ -12,6 +12,9 @@ on the same lines in the same run, and the latency floor of a micro-batch.
 2. Latency floor: 20 one-line files read one per micro-batch against the same files in one micro-batch;
    the difference per micro-batch is the cost of a micro-batch (offset and commit logs, job scheduling,
    Arrow hand-over).
+3. Partitioned vs single process: a per-vehicle query (``GROUP BY ?v`` over a 10 s window) on 100
+   vehicles, with ``rsp run``, with ``rsp spark`` (one engine in the driver) and with ``rsp spark
+   --partition-by ?v`` (one engine per vehicle on the executors); answers compared per instant.
 
 Results are printed (µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
 ``benchmarks/results/``. Timings are reported, never asserted: the exit status is 1 only when a run
@@ -118,6 +121,69 @@ def throughput(data: Path, lines: int) -> dict[str, Any]:
     return {"lines": lines, "runs": runs}
 
 
+PARTITIONED_QUERY = """REGISTER QUERY Slow AS
+PREFIX ex: <http://ex.org/>
+SELECT ?v (COUNT(?s) AS ?n) (MIN(?s) AS ?slowest) (COUNT(DISTINCT ?place) AS ?places)
+FROM STREAM <http://ex.org/pos> [RANGE 10s STEP 1s]
+WHERE { ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }
+GROUP BY ?v
+"""
+
+
+def vehicle_lines(elements: int, vehicles: int) -> list[str]:
+    """Per-vehicle positions: every ms one vehicle reports its speed and place (a partitionable stream)."""
+    lines = []
+    for k in range(elements):
+        v = (k * 7919) % vehicles
+        lines.append(f'<http://ex.org/bus{v}> <http://ex.org/speed> "{k * 31 % 40}"^^{XSD_INTEGER} . # {k}\n')
+        lines.append(f"<http://ex.org/bus{v}> <http://ex.org/at> <http://ex.org/stop{k * 13 % 50}> . # {k}\n")
+    return lines
+
+
+def same_answers(a: str, b: str) -> bool:
+    """Equal answers at every instant, as multisets (the order within an instant is unspecified)."""
+
+    def load(text: str) -> dict:
+        records = [json.loads(line) for line in text.splitlines()]
+        return {r["time"]: sorted(json.dumps(b, sort_keys=True) for b in r["bindings"]) for r in records}
+
+    return bool(a) and load(a) == load(b)
+
+
+def partitioned(data: Path, elements: int, vehicles: int = 100, parts: int = 4) -> dict[str, Any]:
+    """The per-vehicle query in one process (``rsp run``), through Spark with one engine in the driver,
+    and with ``--partition-by ?v`` (one engine per vehicle on the executors)."""
+    query = data / "slow.rq"
+    query.write_text(PARTITIONED_QUERY)
+    directory = data / "vehicles"
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = vehicle_lines(elements, vehicles)
+    single = data / "vehicles.nt"
+    single.write_text("".join(lines))
+    size = -(-len(lines) // parts)
+    now = time.time()
+    for index in range(parts):
+        path = directory / f"part-{index:03d}.nt"
+        path.write_text("".join(lines[index * size : (index + 1) * size]))
+        os.utime(path, (now - 1000 + index, now - 1000 + index))
+    print(f"  partitioned: {len(lines):,} lines, {vehicles} vehicles ...", file=sys.stderr, flush=True)
+    spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
+    spark += ["--max-files-per-trigger", "1"]
+    runs = {
+        "rsp run": timed(["run", str(query), "--stream", str(single), "-q"]),
+        "rsp spark, one engine in the driver": timed(spark),
+        "rsp spark --partition-by ?v": timed([*spark, "--partition-by", "?v"]),
+    }
+    reference = runs["rsp run"]["stdout"]
+    for run in runs.values():
+        run["same_output"] = same_answers(reference, run["stdout"])
+        run["triples_per_s"] = len(lines) / run["wall"]
+        if "query_s" in run:
+            run["query_triples_per_s"] = len(lines) / run["query_s"]
+        del run["stdout"]
+    return {"lines": len(lines), "vehicles": vehicles, "micro_batches": parts, "runs": runs}
+
+
 def latency(data: Path, files: int = 20) -> dict[str, Any]:
     query = data / "count.rq"
     directory = data / "tiny"
@@ -152,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
             "throughput": throughput(data, lines),
             "latency": latency(data),
+            "partitioned": partitioned(data, 10_000 if args.quick else 50_000),
         }
     finally:
         if not args.data:
@@ -179,6 +246,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cost of a micro-batch: {lat['ms_per_batch']:.0f} ms")
     if not lat["same_output"]:
         bad.append("latency outputs differ")
+    part = report["partitioned"]
+    print(f"\n== partitioned vs single process: per-vehicle query, {part['lines']:,} triples, "
+          f"{part['vehicles']} vehicles, {part['micro_batches']} micro-batches ==")
+    for name, run in part["runs"].items():
+        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
+        print(f"{name:<42} {run['wall']:>7.1f} s wall, {query_s:>6} s in query, "
+              f"{run['triples_per_s']:>9,.0f} triples/s  {'same' if run['same_output'] else 'DIFFERS'}")
+        if "error" in run or not run["same_output"]:
+            bad.append(name)
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")

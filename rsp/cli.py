@@ -7,6 +7,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -26,28 +27,75 @@ stream lines: '<time> <atom>' (36 a(x1,y)), a bare time, or '<s> <p> <o> . # 36'
 
 
 class _Progress:
-    """A progress line on stderr for long runs, only when stderr is a terminal and not --quiet."""
+    """Progress of a long replay on stderr: instants (or time points) done and elements per second.
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
+    Shown on a terminal as one line rewritten in place, at most every ``interval`` seconds and only
+    once the run has lasted that long; never with ``--quiet``. ``RSP_PROGRESS=1`` forces it on (one line
+    per update, for logs and tests), ``RSP_PROGRESS=0`` off; ``RSP_PROGRESS_INTERVAL`` sets the interval
+    in seconds (default 0.5). A forced progress ends with a summary line.
+    """
+
+    def __init__(
+        self, quiet: bool, unit: str, what: str, time_unit: str = "", stream: TextIO | None = None
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        forced = os.environ.get("RSP_PROGRESS", "")
+        self.forced = forced not in ("", "0")
+        terminal = _is_terminal(self.stream)
+        self.enabled = not quiet and (self.forced or (terminal and forced != "0"))
+        self.in_place = terminal and not self.forced
+        try:
+            self.interval = float(os.environ.get("RSP_PROGRESS_INTERVAL", "0.5"))
+        except ValueError:
+            self.interval = 0.5
+        self.unit, self.what, self.time_unit = unit, what, time_unit
         self.started = time.monotonic()
         self.last = self.started
+        self.done = 0
+        self.shown = False
 
-    def update(self, time_point: int, atoms: int) -> None:
+    def update(self, point: int, elements: int) -> None:
+        """One more instant (at ``point``, in the stream's time unit); ``elements`` read so far."""
+        self.done += 1
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.last < 0.5:
+        if now - self.last < self.interval:
             return
         self.last = now
-        rate = atoms / max(now - self.started, 1e-9)
-        sys.stderr.write(f"\rtime point {time_point}, {atoms:,} atoms, {rate:,.0f} atoms/s ")
-        sys.stderr.flush()
+        self._show(point, elements, now)
 
-    def close(self) -> None:
-        if self.enabled and self.last != self.started:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+    def _show(self, point: int, elements: int, now: float) -> None:
+        rate = elements / max(now - self.started, 1e-9)
+        plural = "" if self.done == 1 else "s"
+        text = (
+            f"{self.done:,} {self.unit}{plural} done (at {point}{self.time_unit}), {elements:,} {self.what}, "
+            f"{rate:,.0f} {self.what}/s"
+        )
+        if self.in_place:
+            self.stream.write(f"\r{text}\033[K")
+        else:
+            self.stream.write(f"rsp: {text}\n")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self, point: int | None = None, elements: int = 0) -> None:
+        """The end of the run: clear the terminal line, or (when forced) print a summary."""
+        if not self.enabled:
+            return
+        if self.in_place:
+            if self.shown:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+        elif point is not None:
+            self._show(point, elements, time.monotonic())
+
+
+def _is_terminal(handle: TextIO) -> bool:
+    try:
+        return handle.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
@@ -56,6 +104,12 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.lars import load
     from rsp.lars.model import format_atom
 
+    if args.explain and args.format == "count":
+        raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
+    if not os.path.isfile(args.program):
+        raise RspError(
+            "cannot read program: no such file (give the path of a .lars file)", Position(args.program)
+        )
     program = load(args.program)
     if not args.quiet:
         for warning in program.warnings:
@@ -76,13 +130,12 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    try:
-        handle = open(args.stream, encoding="utf-8")  # noqa: SIM115 - read lazily, closed below
-    except OSError as err:
-        raise StreamError(f"cannot read stream: {err.strerror}", Position(args.stream)) from None
-    progress = _Progress(not args.quiet)
+    handle = _open_stream(args.stream)
+    progress = _Progress(args.quiet, "time point", "atoms")
     write = out.write
     fmt = args.format
+    explain = args.explain
+    t = None
     with handle:
         batches = iter_batches(
             handle, args.stream, on_error=report, on_late=late, grouped=not engine.needs_arrival_order
@@ -90,6 +143,8 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
         for t in engine.run_batches(batches):
             if fmt == "count":
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
+            elif explain:
+                _write_explained_atoms(engine, t, fmt, write)
             else:
                 atoms = sorted(format_atom(p, a) for p, a in engine.output())
                 if fmt == "jsonl":
@@ -97,7 +152,7 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
                 else:
                     write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
             progress.update(t, engine.stream_count)
-    progress.close()
+    progress.close(t, engine.stream_count)
     if (rejected or engine.late) and not args.quiet:
         print(
             f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late element(s) dropped",
@@ -106,9 +161,45 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _open_stream(path: str) -> TextIO:
+    """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
+    try:
+        return open(path, encoding="utf-8")  # noqa: SIM115 - read lazily, closed by the caller
+    except FileNotFoundError:
+        raise StreamError("no such stream file (check the path given to --stream)", Position(path)) from None
+    except OSError as err:
+        raise StreamError(f"cannot read the stream file: {err.strerror}", Position(path)) from None
+
+
+def _write_explained_atoms(engine, t: int, fmt: str, write) -> None:
+    """One time point of ``rsp lars --explain``: the atoms, each with its derivation."""
+    from rsp.engine.explain import explanation_json
+    from rsp.lars.model import format_atom
+
+    atoms = sorted(engine.output(), key=lambda item: format_atom(*item))
+    derivations = [engine.explain(pred, args) for pred, args in atoms]
+    texts = [format_atom(p, a) for p, a in atoms]
+    if fmt == "jsonl":
+        record = {
+            "time": t,
+            "atoms": texts,
+            "explanations": [explanation_json(d) for d in derivations if d is not None],
+        }
+        write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    write(f"{t:>6} | {'  '.join(texts) if texts else '-'}\n")
+    for derivation in derivations:
+        if derivation is not None:
+            write("".join(f"         {line}\n" for line in derivation.lines()))
+
+
 RUN_EXAMPLE = """example:
-  rsp run examples/building/hot-rooms.rq --stream examples/building/temps.nt \\
+  rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \\
       --ontology ontologies/building.ttl --entailment rdfs --format text
+
+why an answer came out (rules with their origins, stream triples with their times):
+  rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \\
+      --ontology ontologies/building.ttl --entailment rdfs --format text --explain
 
 stream files are N-Triples whose lines end in their time in ms:  <s> <p> <o> . # 1200
 several streams:  --stream http://ex.org/temps=temps.nt --stream http://ex.org/doors=doors.nt"""
@@ -126,15 +217,24 @@ def _stream_arguments(values: list[str], query) -> list[tuple[str | None, str]]:
             if len(streams) != 1:
                 raise RspError(
                     f"--stream {value}: the query reads {len(streams)} streams; write --stream IRI=FILE "
-                    f"for each of {', '.join(sorted(streams))}"
+                    f"for each of {', '.join(sorted(streams))}",
+                    Position(query.file),
                 )
             pairs.append((next(iter(streams)), value))
     for iri, _path in pairs:
         if iri not in streams:
             raise RspError(
-                f"--stream {iri}: the query reads no such stream (it reads {', '.join(sorted(streams))})"
+                f"--stream {iri}=…: the query reads no such stream; name one of its FROM STREAM IRIs: "
+                f"{', '.join(sorted(streams))}",
+                Position(query.file),
             )
     return pairs
+
+
+def _tagged(batches, order: int, iri: str):
+    """(time, order, stream IRI, triples) for each (time, triples) of one stream's reader."""
+    for time_, triples in batches:
+        yield time_, order, iri, triples
 
 
 def open_query(args: argparse.Namespace, path: str, out: TextIO):
@@ -143,16 +243,80 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     from rsp.io.results import make_writer
     from rsp.runtime import Engine
 
-    engine = Engine(entailment=args.entailment, late=args.late)
+    explain = getattr(args, "explain", False)
+    engine = Engine(entailment=args.entailment, late=args.late, explain=explain)
     for ontology in args.ontology:
-        engine.load_ontology(ontology)
-    with open(path, encoding="utf-8") as handle:
-        query = engine.register(handle.read(), path)
+        _load_ontology(engine, ontology)
+    query = engine.register(_read_query(path), path)
     pairs = _stream_arguments(args.stream, query.query)
-    writer = make_writer(args.format, out, variables=query.variables, query_name=query.name)
+    prefixes = None
+    if args.format == "text":
+        prefixes = {}
+        for ontology in args.ontology:
+            prefixes.update(_declared_prefixes(ontology))
+        prefixes.update(query.query.prefixes)
+    writer = make_writer(
+        args.format, out, variables=query.variables, query_name=query.name, prefixes=prefixes
+    )
     query.keep = False
-    query.subscribe(writer.write)
+    if explain:
+
+        def write(result) -> None:
+            result.explanations = query.explain_result(result)
+            writer.write(result)
+
+        query.subscribe(write)
+    else:
+        query.subscribe(writer.write)
     return engine, query, writer, pairs
+
+
+_AT_LINE = re.compile(r"\bline (\d+)\b|:(\d+):\d+: ")
+
+
+def _load_ontology(engine, path: str) -> None:
+    """``engine.load_ontology(path)`` with the error naming the line (when the parser gave one) and
+    what to do."""
+    try:
+        engine.load_ontology(path)
+    except RspError as err:
+        position = err.position or Position(path)
+        if "no such file" in err.message:
+            raise type(err)("no such ontology file (check the path given to --ontology)", position) from None
+        match = _AT_LINE.search(err.message)
+        if match and not position.line:
+            position = Position(position.file, int(match.group(1) or match.group(2)))
+        hint = (
+            "fix the file, or give --ontology a Turtle (.ttl), RDF/XML (.rdf, .owl), N-Triples (.nt) "
+            "or JSON-LD (.jsonld) file"
+        )
+        raise type(err)(f"{err.message} ({hint})", position) from None
+
+
+def _read_query(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise RspError("no such query file (give the path of a .rq file)", Position(path)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise RspError(f"cannot read the query file: {reason}", Position(path)) from None
+
+
+_PREFIX_LINE = re.compile(
+    r"^\s*(?:@prefix|PREFIX)\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>", re.IGNORECASE | re.MULTILINE
+)
+
+
+def _declared_prefixes(path: str) -> dict[str, str]:
+    """The ``@prefix``/``PREFIX`` declarations of a Turtle-like file (none for other formats)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(1_000_000)
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {prefix or "": namespace for prefix, namespace in _PREFIX_LINE.findall(text)}
 
 
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -160,7 +324,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
 
-    engine, _query, writer, pairs = open_query(args, args.query, out)
+    if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
+        raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
+    engine, query, writer, pairs = open_query(args, args.query, out)
+    for _iri, path in pairs:
+        if not os.path.isfile(path):
+            raise StreamError("no such stream file (check the path given to --stream)", Position(path))
 
     def report(error: StreamError) -> None:
         print(error, file=sys.stderr)
@@ -179,15 +348,16 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                 late_policy=LatePolicy(args.late),
                 reject=rejects,
             )
-            readers.append(((time_, order, iri, triples) for time_, triples in batches))
-        progress = _Progress(not args.quiet)
+            # bind order and iri now: a generator expression would read the loop variables when it runs
+            readers.append(_tagged(batches, order, iri))
+        progress = _Progress(args.quiet, "instant", "triples", " ms")
+        query.subscribe(lambda result: progress.update(result.time, elements))
         elements = 0
         for time_, _order, iri, triples in heapq.merge(*readers):
-            engine.push(triples, time_, iri)
             elements += len(triples)
-            progress.update(time_, elements)
+            engine.push(triples, time_, iri)
         engine.close()
-        progress.close()
+        progress.close(query.closed_until, elements)
         writer.close()
     finally:
         if rejects is not None:
@@ -195,8 +365,13 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.quiet:
         for path, counter in counters.items():
             if counter.rejected or counter.late or engine.late:
+                advice = ""
+                if counter.rejected and not args.reject:
+                    advice = " (the rejected lines were skipped: --reject FILE keeps them to fix and replay)"
                 print(
-                    counter.summary(path) + (f", {engine.late} late at the engine" if engine.late else ""),
+                    counter.summary(path)
+                    + (f", {engine.late} late at the engine" if engine.late else "")
+                    + advice,
                     file=sys.stderr,
                 )
     return 0
@@ -207,9 +382,8 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
     engine = Engine(entailment=args.entailment)
     for ontology in args.ontology:
-        engine.load_ontology(ontology)
-    with open(args.query, encoding="utf-8") as handle:
-        query = engine.register(handle.read(), args.query)
+        _load_ontology(engine, ontology)
+    query = engine.register(_read_query(args.query), args.query)
     tr = query.translation
     out.write(f"% query {query.name}: time points are slots of {tr.slot} ms, evaluated every {tr.step} ms\n")
     for iri, pred in tr.streams.items():
@@ -244,7 +418,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rsp",
         description="rsp: an RDF stream reasoner — continuous queries and LARS programs over streams.",
-        epilog="example:\n  rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream",
+        epilog="examples:\n"
+        "  rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream\n"
+        "  rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \\\n"
+        "      --ontology ontologies/building.ttl --entailment rdfs --format text\n"
+        "  rsp explain examples/building/hot-rooms.rq --entailment rdfs\n\n"
+        "rsp COMMAND --help shows each command's options and a further example.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rsp {__version__}")
@@ -268,6 +447,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lars.add_argument("--output", "-o", help="write results to this file instead of stdout")
     lars.add_argument("--quiet", "-q", action="store_true", help="no warnings, progress or summary on stderr")
+    lars.add_argument(
+        "--explain",
+        action="store_true",
+        help="with each time point's atoms, their derivations: the rules (with their source lines) and "
+        "the stream atoms (with their time points) they rest on",
+    )
     lars.add_argument(
         "--no-impossible",
         action="store_true",
@@ -319,6 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="elements older than the last closed instant: count and drop them, or stop",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="no progress or summary on stderr")
+    run.add_argument(
+        "--explain",
+        action="store_true",
+        help="with each instant's answers, why they came out: the rules (query line or W3C rule id) and "
+        "the stream triples (with their times in ms) they rest on (formats jsonl, sparql-json, text)",
+    )
     run.set_defaults(handler=_cmd_run)
 
     explain = sub.add_parser(
@@ -379,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--partition-by",
         metavar="?VAR",
         help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
-        "query or program does not partition by it)",
+        "query does not partition by it; queries only, not yet LARS programs)",
     )
     spark.add_argument("--master", help="Spark master of a new session (default local[2])")
     spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)

@@ -16,7 +16,7 @@ results to its subscribers.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,8 @@ class Result:
     bindings: list[dict[str, str]] | None = None
     triples: list[str] | None = None
     boolean: bool | None = None
+    explanations: list | None = None
+    """Set by :meth:`QueryHandle.explain_result` (``rsp run --explain``): one explanation per answer."""
 
 
 def _rename(rule: Rule, mapping: dict[str, str]) -> Rule:
@@ -93,6 +95,10 @@ class QueryHandle:
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
         self.keep = True
+        # with Engine(explain=True): each stream element's own times (ms) while it can be in a window
+        self._element_times: dict[tuple, list[int]] | None = {} if engine.explain else None
+        self._element_order: deque = deque()
+        self._keep_elements = max((w.triples for w in query.windows if w.triples is not None), default=0)
 
     def _variables(self) -> tuple[str, ...]:
         form = self.query.form
@@ -127,6 +133,11 @@ class QueryHandle:
             self._next_instant += self.step
         self._pending.setdefault(time // self.slot, []).extend(atoms)
         self._last_element = time
+        times = self._element_times
+        if times is not None:
+            for key in atoms:
+                times.setdefault(key, []).append(time)
+                self._element_order.append((time, key))
 
     def _close(self, instant: int) -> None:
         point = instant // self.slot - 1
@@ -138,7 +149,20 @@ class QueryHandle:
             lars.step(k, self._pending.pop(k, []))
         self._engine_time = max(self._engine_time, point)
         self.closed_until = instant
+        if self._element_times is not None:
+            self._forget_elements(instant)
         self._emit(instant)
+
+    def _forget_elements(self, instant: int) -> None:
+        """Drop the kept times of elements that no window of the query can hold any more."""
+        times, order = self._element_times, self._element_order
+        cutoff = instant - self._max_range - self.slot
+        while len(order) > self._keep_elements and order[0][0] < cutoff:
+            _time, key = order.popleft()
+            kept = times[key]
+            del kept[0]
+            if not kept:
+                del times[key]
 
     def finish(self) -> None:
         """Close every instant up to the first one after the last element."""
@@ -172,6 +196,55 @@ class QueryHandle:
         for callback in self._subscribers:
             callback(result)
 
+    # -- explanations -----------------------------------------------------------------------------------
+    def explain(self, answer, time: int | None = None, *, limit: int | None = 10):
+        """Why ``answer`` is an answer at the current instant (the last one closed: call this from a
+        subscriber, or before pushing elements past the next instant): an
+        :class:`rsp.query.explain.Explanation` with the rules (and their origins) and the stream
+        triples (with their timestamps in ms) that support it, or None if it is no answer now.
+
+        ``answer`` is a solution (a dict as in ``result.bindings``), a CONSTRUCT triple (an N-Triples
+        line as in ``result.triples``, or a tuple), or ``True`` for ASK; ``time``, if given, must be the
+        current instant. ``limit`` caps the WHERE solutions explained (None: all of them). Exact
+        timestamps need ``Engine(explain=True)``; otherwise each stream triple is placed in its time slot.
+
+        >>> engine = Engine(explain=True)
+        >>> query = engine.register('''
+        ...     REGISTER QUERY Hot AS
+        ...     SELECT ?room FROM STREAM <http://ex/temps> [RANGE 2s STEP 1s]
+        ...     WHERE { ?room <http://ex/temp> ?v FILTER(?v > "30") }''')
+        >>> query.subscribe(lambda result: print(query.explain(result.bindings[0])))
+        >>> engine.push([("<http://ex/r1>", "<http://ex/temp>", '"35"')], 500)
+        >>> engine.close()
+        why ?room=<http://ex/r1>:
+          pattern <query>:4:13: ?room=<http://ex/r1> ?v="35"
+            <http://ex/r1> <http://ex/temp> "35"  [stream <http://ex/temps> @ 500 ms, window <query>:3:18]
+            FILTER(?v > "30")  [?v = "35"]
+        """
+        from rsp.query.explain import explain_answers
+
+        if time is not None and time != self.closed_until:
+            raise RspError(
+                f"query {self.name}: answers can be explained at the current instant only "
+                f"({self.closed_until}), not at {time}: call explain from a subscriber"
+            )
+        return explain_answers(self, [answer], limit=limit)[0]
+
+    def explain_result(self, result: Result, *, limit: int | None = 10) -> list:
+        """Explanations of every distinct answer of ``result`` (the current instant's), in order."""
+        from rsp.query.explain import explain_answers
+
+        if result.bindings is not None:
+            seen: dict[tuple, dict] = {}
+            for binding in result.bindings:
+                seen.setdefault(tuple(sorted(binding.items())), binding)
+            answers: list = list(seen.values())
+        elif result.triples is not None:
+            answers = list(dict.fromkeys(result.triples))
+        else:
+            answers = [True] if result.boolean else []
+        return [e for e in explain_answers(self, answers, limit=limit, verify=False) if e is not None]
+
     def _policy(self, bindings: list[dict]) -> list[dict]:
         if self.query.policy is ast.OutputPolicy.RSTREAM:
             return bindings
@@ -196,15 +269,18 @@ class Engine:
 
     ``entailment`` is ``none``, ``rdfs`` or ``owlrl``; ``late`` is ``drop`` (count and skip elements
     older than the last closed instant) or ``fail`` (raise :class:`rsp.errors.StreamError`).
+    ``explain=True`` keeps each stream element's own timestamp while a window can hold it, so that
+    :meth:`QueryHandle.explain` gives exact times (it costs a dict entry per element in the windows).
     """
 
-    def __init__(self, entailment: str = "none", late: str = "drop") -> None:
+    def __init__(self, entailment: str = "none", late: str = "drop", *, explain: bool = False) -> None:
         from rsp.query.aggregates import compile_aggregate, order_key
         from rsp.query.algebra import Compiled
         from rsp.query.expr import compile_expr, compile_filter
 
         self.entailment = entailment
         self.late_policy = late
+        self.explain = explain
         self.static: list[Triple] = []
         self.queries: list[QueryHandle] = []
         self.late = 0

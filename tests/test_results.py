@@ -163,6 +163,12 @@ def test_csv_and_tsv_for_ask_and_construct() -> None:
     )
 
 
+def test_csv_for_ask_and_construct_as_rsp_run_makes_the_writer() -> None:
+    """`rsp run` passes a CONSTRUCT's or ASK's (empty) variables: the header still names the columns."""
+    assert written("csv", ASK, variables=()) == "time,boolean\r\n3000,true\r\n"
+    assert written("csv", CONSTRUCT, variables=()).startswith("time,subject,predicate,object\r\n1000,")
+
+
 def test_ntriples_output_is_an_rsp_stream_and_parses_with_rdflib() -> None:
     text = written("ntriples", CONSTRUCT, EMPTY_CONSTRUCT, ConstructResult("Make", 3000, [(B, B, '"x\ny"')]))
     assert text == (

@@ -24,12 +24,25 @@ class Premise:
     atom: tuple[str, tuple] | None = None
     """(pred, args) of a positive body atom; None for negated atoms and comparisons."""
     derivations: list[Derivation] = field(default_factory=list)
+    values: dict[str, object] | None = None
+    """The values of the variables a comparison or guard reads (None for atoms)."""
+    literal: object = None
+    """The body literal (ExtAtom, Comparison or Guard) this premise grounds."""
 
     def lines(self, indent: int) -> Iterator[str]:
         where = f" @ {', '.join(map(str, self.times))}" if self.times else ""
         yield f"{'  ' * indent}{self.text}{where}"
         for derivation in self.derivations:
             yield from derivation.lines(indent + 1)
+
+    def to_json(self) -> dict:
+        """The premise as JSON: ``literal``, ``times`` (time points) and ``derivations``."""
+        out: dict[str, object] = {"literal": self.text}
+        if self.times:
+            out["times"] = list(self.times)
+        if self.derivations:
+            out["derivations"] = [d.to_json() for d in self.derivations]
+        return out
 
 
 @dataclass
@@ -41,6 +54,8 @@ class Derivation:
     rule: Rule | None
     premises: list[Premise] = field(default_factory=list)
     source: str = "stream"
+    pred: str = ""
+    args: tuple = ()
 
     def lines(self, indent: int = 0) -> Iterator[str]:
         pad = "  " * indent
@@ -53,6 +68,48 @@ class Derivation:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+    def to_json(self) -> dict:
+        """The derivation tree as JSON: ``atom``, ``time``, then ``rule`` and ``origin`` with the
+        ``premises``, or ``source`` (``stream``, ``background fact``) for a leaf."""
+        out: dict[str, object] = {"atom": self.atom, "time": self.time}
+        if self.rule is None:
+            out["source"] = self.source
+        else:
+            out["rule"] = str(self.rule)
+            out["origin"] = str(self.rule.origin)
+            out["premises"] = [p.to_json() for p in self.premises]
+        return out
+
+    def walk(self) -> Iterator[Derivation]:
+        """This derivation and every derivation below it, depth first."""
+        yield self
+        for premise in self.premises:
+            for derivation in premise.derivations:
+                yield from derivation.walk()
+
+    def rules(self) -> list[Rule]:
+        """The rules the derivation uses, each once, in the order they first appear."""
+        seen: dict[int, Rule] = {}
+        for derivation in self.walk():
+            if derivation.rule is not None:
+                seen.setdefault(id(derivation.rule), derivation.rule)
+        return list(seen.values())
+
+    def stream_atoms(self) -> list[tuple[int, str, tuple]]:
+        """The stream atoms ``(time point, pred, args)`` the derivation rests on, sorted, each once:
+        the premises over extensional predicates, and stream leaves."""
+        found: set[tuple[int, str, tuple]] = set()
+        for derivation in self.walk():
+            if derivation.rule is None:
+                if derivation.source == "stream":
+                    found.add((derivation.time, derivation.pred, derivation.args))
+                continue
+            for premise in derivation.premises:
+                if premise.atom is not None and not premise.derivations:
+                    pred, args = premise.atom
+                    found.update((time, pred, args) for time in premise.times)
+        return sorted(found, key=repr)
 
 
 def _unify(pattern: tuple, key: tuple, sub: dict) -> dict | None:
@@ -107,14 +164,14 @@ class Explainer:
         seen = _seen | {key}
         text = format_atom(pred, args)
         if args in engine.background.get(pred, ()):
-            return Derivation(text, time, None, source="background fact")
+            return Derivation(text, time, None, source="background fact", pred=pred, args=args)
         for plan in engine._rules_of.get(pred, ()):
             derivation = self._try(plan, args, time, t, seen)
             if derivation is not None:
                 return derivation
         facts = engine.facts.get(pred)
         if pred not in engine.intensional or (facts is not None and facts.holds_at(args, time)):
-            return Derivation(text, time, None, source="stream")
+            return Derivation(text, time, None, source="stream", pred=pred, args=args)
         return None
 
     def _try(self, plan, args: tuple, time: int, t: int, seen: frozenset):
@@ -131,18 +188,43 @@ class Explainer:
             if sub is None:
                 return None
         for final in self._match(plan, 0, sub):
-            derivation = Derivation(format_atom(head.atom.pred, args), time, rule)
+            pred = head.atom.pred
+            derivation = Derivation(format_atom(pred, args), time, rule, pred=pred, args=args)
             for lit, literal in zip(rule.positive_atoms(), plan.positives, strict=False):
-                derivation.premises.append(self._premise(lit, literal, final, t, seen))
-            for lit in rule.negative_atoms():
-                derivation.premises.append(Premise(_ground(lit, final)))
-            for comp in rule.comparisons():
-                derivation.premises.append(Premise(_ground_comparison(comp, final)))
-            for guard in rule.guards():
-                values = ", ".join(f"{a}={final[a.name]}" for a in guard.args)
-                derivation.premises.append(Premise(f"{guard}  ({values})"))
-            return derivation
+                premise = self._premise(lit, literal, final, t, seen)
+                if self._unfounded(premise):
+                    break  # this instance rests on the atom being explained (a cycle): try the next
+                derivation.premises.append(premise)
+            else:
+                self._finish(derivation, rule, final)
+                return derivation
         return None
+
+    def _unfounded(self, premise: Premise) -> bool:
+        """Whether an intensional (or background) premise lacks a derivation for one of its times."""
+        pred, args = premise.atom
+        engine = self.engine
+        if pred not in engine.intensional and args not in engine.background.get(pred, ()):
+            return False
+        return len(premise.derivations) < len(premise.times) or not premise.times
+
+    def _finish(self, derivation: Derivation, rule: Rule, final: dict) -> None:
+        """Add the negated atoms, comparisons and guards of the rule instance to its premises."""
+        for lit in rule.negative_atoms():
+            derivation.premises.append(Premise(_ground(lit, final), literal=lit))
+        for comp in rule.comparisons():
+            values = {name: final.get(name) for name in sorted(comp.variables())}
+            text = _ground_comparison(comp, final)
+            derivation.premises.append(Premise(text, values=values, literal=comp))
+        for guard in rule.guards():
+            values = ", ".join(f"{a}={final[a.name]}" for a in guard.args)
+            derivation.premises.append(
+                Premise(
+                    f"{guard}  ({values})",
+                    values={a.name: final[a.name] for a in guard.args},
+                    literal=guard,
+                )
+            )
 
     def _match(self, plan, index: int, sub: dict) -> Iterator[dict]:
         if index == len(plan.positives):
@@ -190,7 +272,7 @@ class Explainer:
         engine = self.engine
         pred = lit.atom.pred
         args = tuple(sub[a.name] if isinstance(a, Var) else a for a in lit.atom.args)
-        premise = Premise(_ground(lit, sub), atom=(pred, args))
+        premise = Premise(_ground(lit, sub), atom=(pred, args), literal=lit)
         window = lit.window
         size = window.size if window is not None else None
         if window is not None and window.tuple_based:
@@ -202,14 +284,18 @@ class Explainer:
         else:
             lo = max(engine.t1, t - (size or 0))
             times = self._times(pred, args, lo, t, literal, size)
-            if lit.op.value == "<>" and times:
-                times = [max(times)]
-        premise.times = times
+        some = lit.op.value == "<>" and len(times) > 1  # ◇: one time point suffices, the latest that can
         if pred in engine.intensional or args in engine.background.get(pred, ()):
-            for time in times:
+            for time in sorted(times, reverse=True) if some else times:
                 derivation = self.explain(pred, args, time, seen)
                 if derivation is not None:
                     premise.derivations.append(derivation)
+                    if some:
+                        times = [time]
+                        break
+        elif some:
+            times = [max(times)]
+        premise.times = times
         return premise
 
     def _times(self, pred: str, args: tuple, lo: int, t: int, literal, size: int) -> list[int]:
@@ -238,3 +324,17 @@ def _ground(lit: ExtAtom, sub: dict) -> str:
 def _ground_comparison(comp: Comparison, sub: dict) -> str:
     left, right = _value(comp.left, sub), _value(comp.right, sub)
     return f"{format_expr(comp.left)} {comp.op} {format_expr(comp.right)}  ({left} {comp.op} {right})"
+
+
+def explanation_json(derivation: Derivation) -> dict:
+    """An output atom's explanation as ``rsp lars --explain`` writes it in JSON lines: the ``atom``, the
+    ``rules`` it uses (rule text and origin), the ``stream`` atoms with their time points, and the
+    whole ``derivation`` tree."""
+    return {
+        "atom": derivation.atom,
+        "rules": [{"rule": str(rule), "origin": str(rule.origin)} for rule in derivation.rules()],
+        "stream": [
+            {"atom": format_atom(pred, args), "time": time} for time, pred, args in derivation.stream_atoms()
+        ],
+        "derivation": derivation.to_json(),
+    }

@@ -41,6 +41,8 @@ class SelectResult:
     time: int
     variables: tuple[str, ...]
     rows: Sequence[Mapping[str, Term]] = field(default_factory=tuple)
+    explanations: Sequence | None = None
+    """With ``--explain``: one explanation per distinct answer (see :mod:`rsp.query.explain`)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class ConstructResult:
     query: str
     time: int
     triples: Sequence[Triple] = field(default_factory=tuple)
+    explanations: Sequence | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class AskResult:
     query: str
     time: int
     value: bool
+    explanations: Sequence | None = None
 
 
 Result = SelectResult | ConstructResult | AskResult
@@ -71,16 +75,19 @@ def as_result(value: object) -> Result:
     if isinstance(value, ConstructResult):
         if all(not isinstance(t, str) for t in value.triples):
             return value
-        return ConstructResult(value.query, value.time, [_as_triple(t) for t in value.triples])
+        triples = [_as_triple(t) for t in value.triples]
+        return ConstructResult(value.query, value.time, triples, value.explanations)
     if isinstance(value, (SelectResult, AskResult)):
         return value
     query, time = value.query, value.time  # type: ignore[attr-defined]
+    explanations = getattr(value, "explanations", None)
     if getattr(value, "boolean", None) is not None:
-        return AskResult(query, time, bool(value.boolean))  # type: ignore[attr-defined]
+        return AskResult(query, time, bool(value.boolean), explanations)  # type: ignore[attr-defined]
     if getattr(value, "triples", None) is not None:
-        return as_result(ConstructResult(query, time, list(value.triples)))  # type: ignore[attr-defined]
+        triples = list(value.triples)  # type: ignore[attr-defined]
+        return as_result(ConstructResult(query, time, triples, explanations))
     variables = tuple(getattr(value, "variables", None) or ())
-    return SelectResult(query, time, variables, getattr(value, "bindings", None) or [])
+    return SelectResult(query, time, variables, getattr(value, "bindings", None) or [], explanations)
 
 
 def _as_triple(triple: Triple | str) -> Triple:
@@ -90,6 +97,7 @@ def _as_triple(triple: Triple | str) -> Triple:
     if parsed is None:
         raise ValueError(f"not an N-Triples statement: {triple!r}")
     return parsed[0]
+
 
 # -- terms -----------------------------------------------------------------------------------------------
 
@@ -182,14 +190,21 @@ class ResultWriter:
 
     ``variables`` and ``query_name`` describe the query when known in advance: they fill the CSV/TSV
     header before the first instant and serve the shortcuts :meth:`select`, :meth:`construct`, :meth:`ask`.
+    ``prefixes`` (prefix -> namespace IRI) lets the ``text`` format write IRIs as prefixed names.
     """
 
     def __init__(
-        self, handle: TextIO, *, variables: Sequence[str] | None = None, query_name: str = ""
+        self,
+        handle: TextIO,
+        *,
+        variables: Sequence[str] | None = None,
+        query_name: str = "",
+        prefixes: Mapping[str, str] | None = None,
     ) -> None:
         self.handle = handle
         self.variables = tuple(variables) if variables is not None else None
         self.query_name = query_name
+        self.prefixes = dict(prefixes) if prefixes is not None else None
 
     def write(self, result: Result) -> None:
         """Write one query's result at one instant (anything :func:`as_result` accepts) and flush."""
@@ -225,6 +240,8 @@ class JsonLinesWriter(ResultWriter):
                 record["triples"] = [_triple_line(t) for t in triples]
             case AskResult(value=value):
                 record["boolean"] = bool(value)
+        if result.explanations is not None:
+            record["explanations"] = [e.to_json() for e in result.explanations]
         self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -252,6 +269,8 @@ class SparqlJsonWriter(ResultWriter):
             variables, rows = _select_view(result)
             record["head"] = {"vars": list(variables)}
             record["results"] = {"bindings": [{v: _json_term(t) for v, t in row.items()} for row in rows]}
+        if result.explanations is not None:
+            record["explanations"] = [e.to_json() for e in result.explanations]
         self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -271,7 +290,7 @@ class _TableWriter(ResultWriter):
     def __init__(self, handle: TextIO, **options) -> None:
         super().__init__(handle, **options)
         self.header: tuple[str, ...] | None = None
-        if self.variables is not None:
+        if self.variables:  # a SELECT's columns are known now; CONSTRUCT and ASK have their own
             self._header(self.variables)
 
     def _header(self, columns: tuple[str, ...]) -> None:
@@ -344,16 +363,33 @@ class NTriplesWriter(ResultWriter):
 
 
 class TextWriter(ResultWriter):
-    """``text``: a table per instant for people; bold headings only on a terminal (and without NO_COLOR)."""
+    """``text``: a table per instant for people — a heading with the query and the instant, then one
+    aligned column per variable. With ``prefixes``, IRIs are written as prefixed names and numbers and
+    booleans as in Turtle (``4``, ``30.8``, ``true``). Bold headings only on a terminal (``colour``
+    None: when the handle is a terminal and ``NO_COLOR`` is not set). Explanations (``--explain``)
+    follow each instant's table as indented derivation trees."""
 
     def __init__(self, handle: TextIO, *, colour: bool | None = None, **options) -> None:
         super().__init__(handle, **options)
         if colour is None:
             colour = _is_terminal(handle) and not os.environ.get("NO_COLOR")
         self.colour = colour
+        self._names = _Shortener(self.prefixes) if self.prefixes is not None else None
 
     def _bold(self, text: str) -> str:
         return f"\033[1m{text}\033[0m" if self.colour else text
+
+    def _dim(self, text: str) -> str:
+        return f"\033[2m{text}\033[0m" if self.colour else text
+
+    def term(self, term: Term) -> str:
+        """A term as this writer shows it (a prefixed name when a prefix covers the IRI)."""
+        return self._names(term) if self._names is not None else term
+
+    def _triple(self, triple: Triple) -> str:
+        if self._names is None:
+            return _triple_line(triple)
+        return " ".join(self.term(_clean(t)) for t in triple) + " ."
 
     def _write(self, result: Result) -> None:
         title = f"{result.query or 'query'} @ {result.time} ms"
@@ -362,22 +398,83 @@ class TextWriter(ResultWriter):
                 lines = [f"{self._bold(title)}: {'true' if value else 'false'}"]
             case ConstructResult(triples=triples):
                 lines = [f"{self._bold(title)}: {_count(len(triples), 'triple')}"]
-                lines += [f"  {_triple_line(t)}" for t in triples]
+                lines += [f"  {self._triple(t)}" for t in triples]
             case SelectResult():
                 variables, rows = _select_view(result)
                 lines = [f"{self._bold(title)}: {_count(len(rows), 'solution')}"]
                 if rows:
                     lines += self._table(variables, rows)
+        for explanation in result.explanations or ():
+            text = explanation.lines(self.term)
+            lines += ["  " + self._bold(text[0]), *("  " + self._dim(line) for line in text[1:])]
         self.handle.write("\n".join(lines) + "\n\n")
 
     def _table(self, variables: Sequence[str], rows: list[dict[str, Term]]) -> list[str]:
-        cells = [[row.get(v, "") for v in variables] for row in rows]
+        cells = [[self.term(row[v]) if v in row else "" for v in variables] for row in rows]
         widths = [max(len(v), *(len(r[i]) for r in cells)) for i, v in enumerate(variables)]
+
         def line(texts: Sequence[str]) -> str:
             return "  " + "  ".join(t.ljust(w) for t, w in zip(texts, widths, strict=True)).rstrip()
 
         rule = "  " + "  ".join("-" * w for w in widths)
         return ["  " + self._bold(line(variables).strip()), rule, *(line(r) for r in cells)]
+
+
+STANDARD_PREFIXES = {
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": XSD,
+    "owl": "http://www.w3.org/2002/07/owl#",
+}
+"""Prefixes the ``text`` format knows without being told (a query's own PREFIXes take precedence)."""
+
+_LOCAL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_-])?")
+_TURTLE_NUMBER = {
+    "integer": re.compile(r"[+-]?[0-9]+"),
+    "decimal": re.compile(r"[+-]?[0-9]*\.[0-9]+"),
+    "boolean": re.compile(r"true|false"),
+}
+
+
+class _Shortener:
+    """Writes IRIs as prefixed names (the longest namespace that leaves a valid local name) and
+    integer, decimal and boolean literals as Turtle writes them.
+
+    >>> short = _Shortener({"ex": "http://ex.org/"})
+    >>> short("<http://ex.org/a>"), short('"4"^^<http://www.w3.org/2001/XMLSchema#integer>')
+    ('ex:a', '4')
+    >>> short('"x"^^<http://www.w3.org/2001/XMLSchema#string>'), short("<http://other.org/b>")
+    ('"x"^^xsd:string', '<http://other.org/b>')
+    """
+
+    def __init__(self, prefixes: Mapping[str, str]) -> None:
+        names = {**STANDARD_PREFIXES, **prefixes}
+        by_namespace: dict[str, str] = {}
+        for prefix, namespace in names.items():
+            if namespace and namespace not in by_namespace:
+                by_namespace[namespace] = prefix
+        self.namespaces = sorted(by_namespace.items(), key=lambda item: -len(item[0]))
+
+    def iri(self, iri: str) -> str:
+        for namespace, prefix in self.namespaces:
+            if iri.startswith(namespace):
+                local = iri[len(namespace) :]
+                if not local or _LOCAL.fullmatch(local):
+                    return f"{prefix}:{local}"
+        return f"<{iri}>"
+
+    def __call__(self, term: Term) -> str:
+        if term.startswith("<") and term.endswith(">"):
+            return self.iri(term[1:-1])
+        if term.startswith('"') and term.endswith(">") and '"^^<' in term:
+            lexical, _, datatype = term.rpartition("^^<")
+            datatype = datatype[:-1]
+            if datatype.startswith(XSD):
+                pattern = _TURTLE_NUMBER.get(datatype[len(XSD) :])
+                if pattern is not None and pattern.fullmatch(lexical[1:-1]):
+                    return lexical[1:-1]
+            return f"{lexical}^^{self.iri(datatype)}"
+        return term
 
 
 def _count(n: int, noun: str) -> str:
@@ -403,12 +500,19 @@ WRITERS: dict[str, type[ResultWriter]] = {
 
 
 def make_writer(
-    format: str, handle: TextIO, *, variables: Iterable[str] | None = None, query_name: str = ""
+    format: str,
+    handle: TextIO,
+    *,
+    variables: Iterable[str] | None = None,
+    query_name: str = "",
+    prefixes: Mapping[str, str] | None = None,
 ) -> ResultWriter:
     """A writer of ``format`` (one of :data:`WRITERS`) to ``handle``; ``variables`` is the projection of a
-    SELECT query (header of csv/tsv), ``query_name`` the name used by the shortcut methods."""
+    SELECT query (header of csv/tsv), ``query_name`` the name used by the shortcut methods, ``prefixes``
+    the prefixed names the ``text`` format may use."""
     try:
         cls = WRITERS[format]
     except KeyError:
         raise RspError(f"unknown output format {format!r} (expected one of {', '.join(WRITERS)})") from None
-    return cls(handle, variables=None if variables is None else tuple(variables), query_name=query_name)
+    columns = None if variables is None else tuple(variables)
+    return cls(handle, variables=columns, query_name=query_name, prefixes=prefixes)

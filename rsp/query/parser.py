@@ -705,17 +705,38 @@ def _expected(err: UnexpectedInput) -> set[str]:
     return set(getattr(err, "expected", ()) or ())
 
 
+_PATHS = "property paths are not supported: write the path as triple patterns joined by fresh variables"
+_UPDATE = "SPARQL Update is not supported: a continuous query is a SELECT, CONSTRUCT or ASK"
+_UNSUPPORTED = {
+    "SERVICE": "SERVICE is not supported (rsp never fetches anything): load the data with FROM <file> "
+    "or --ontology",
+    "GRAPH": "GRAPH is not supported: declare FROM NAMED WINDOW w ON <stream> [RANGE … STEP …] and read "
+    "it with WINDOW w { … }",
+    "/": _PATHS,
+    "|": _PATHS,
+    "^": _PATHS,
+    **{word: _UPDATE for word in ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "WITH")},
+    "DESCRIBE": "DESCRIBE is not supported: write a CONSTRUCT with the triples you want",
+}
+"""Tokens that start a SPARQL feature rsp does not support, with what to write instead."""
+
+
 def _syntax_error(err: UnexpectedInput, text: str, file: str) -> QuerySyntaxError:
     line, column = err.line, err.column
     expected = _describe_expected(_expected(err))
     if isinstance(err, UnexpectedCharacters):
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         message = f"unexpected character {char!r}{expected}"
+        if char in _UNSUPPORTED:
+            message = f"unexpected character {char!r}: {_UNSUPPORTED[char]}"
     elif isinstance(err, UnexpectedToken) and err.token.type != "$END":
         shown = str(err.token)
         shown = shown if len(shown) <= 40 else shown[:39] + "…"
         message = f"unexpected '{shown}'{expected}"
-        if err.token.type == "IRIREF" and "REL_OP" in _expected(err):
+        unsupported = _UNSUPPORTED.get(str(err.token).upper())
+        if unsupported is not None:
+            message = f"unexpected '{shown}': {unsupported}"
+        elif err.token.type == "IRIREF" and "REL_OP" in _expected(err):
             message += " (this was read as an IRI: put spaces around '<' and '>' in comparisons)"
     else:
         lines = text.rstrip().splitlines() or [""]

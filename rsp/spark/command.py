@@ -69,9 +69,63 @@ def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
         writer.header = ("boolean",) if kind == "Ask" else ("subject", "predicate", "object")
 
 
+def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
+    """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
+    from rsp.background import load_ontology
+    from rsp.cli import open_query
+    from rsp.query.partition import partition_plan
+    from rsp.runtime import _resolve_graph
+    from rsp.spark.partitioned import Job, Merger, finish, keyed_stream
+
+    if args.checkpoint:
+        raise RspError("--partition-by does not take --checkpoint yet: run it without one")
+    engine, query, writer, pairs = open_query(args, args.program, out)
+    plan = partition_plan(query.query, args.partition_by, args.entailment)
+    plan.check_static(engine.static, "--ontology")
+    for graph in query.query.graphs:
+        plan.check_static(load_ontology(_resolve_graph(graph, args.program)), f"FROM {graph}")
+    sources = [Source.parse(path) for _iri, path in pairs]
+    spark = session(args.master)
+    text = Path(args.program).read_text(encoding="utf-8")
+    job = Job(text, args.program, tuple(i for i, _ in pairs), plan, query.step)
+    subscribers = [writer.write]
+    if args.sink:
+        sink = ResultSink(spark, args.sink, args.sink_format or "json", "select")
+        subscribers.append(sink.add)
+    rejects = Rejects(args.reject, print_error)
+    batch_rejects: list[dict] = []
+
+    def emit(result) -> None:
+        for subscriber in subscribers:
+            subscriber(result)
+
+    def reject(row: dict) -> None:
+        batch_rejects.append({**row, "stream": args.stream[0]})
+
+    merger = Merger(query.name, query.variables, query.step, emit, reject)
+    merger.on_close = lambda: finish(spark, merger.temporary, job, merger)
+
+    def after(batch_id: int) -> None:
+        rejects.write(batch_id, list(batch_rejects))
+        batch_rejects.clear()
+        if args.sink:
+            sink.write(batch_id)
+
+    merger.after_batch.append(after)
+    frames = [
+        read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
+    ]
+    _drive(args, merger, keyed_stream(union(frames), job))
+    writer.close()
+    _summary(args, merger, "")
+    return 0
+
+
 def _run_query(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.cli import open_query
 
+    if args.partition_by:
+        return _run_partitioned(args, out)
     checkpoint = _checkpoint(args, "query", out)
     engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
@@ -111,6 +165,11 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
 
     if len(args.stream) != 1:
         raise RspError("a LARS program reads one stream: give one --stream SOURCE")
+    if args.partition_by:
+        raise RspError(
+            "--partition-by runs continuous queries (.rq) for now, not LARS programs: run the program "
+            "in one process (without --partition-by)"
+        )
     source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
     checkpoint = _checkpoint(args, "lars", out)
     program = load(args.program)

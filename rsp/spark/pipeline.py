@@ -36,10 +36,14 @@ def start(
     stops); ``available_now`` processes what is there and stops; ``processing_time`` (``"1 second"``)
     sets the trigger interval (default: as soon as the previous micro-batch is done).
     """
-    wanted = [c for c in COLUMNS if c in frame.columns]
+    own = getattr(feeder, "columns", None)  # a consumer of other rows than parsed lines takes its own
+    wanted = list(own) if own else [c for c in COLUMNS if c in frame.columns]
 
     def each_batch(batch: DataFrame, batch_id: int) -> None:
         if feeder.stopping and feeder.checkpoint is None:
+            return
+        if own:
+            feeder(batch.select(*wanted).toArrow(), batch_id)
             return
         table = batch.select(*wanted, F.monotonically_increasing_id().alias("pos")).toArrow()
         feeder(table, batch_id)

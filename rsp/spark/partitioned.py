@@ -1,0 +1,383 @@
+"""Scale-out (``rsp spark QUERY --partition-by ?k``): one engine per value of ``?k`` on Spark's executors.
+
+The query is first checked by :func:`rsp.query.partition.partition_plan`, which says how each stream
+triple is keyed (its subject or object, by predicate) or refuses with the reason. Then:
+
+1. lines are parsed and timestamped by Spark (:func:`rsp.spark.source.read_stream`); a ``mapInPandas``
+   step re-checks the lines Spark's regex did not take with rsp's own parser and adds the key (rows that
+   no pattern can match are left out; malformed lines travel under the empty key to be reported);
+2. ``groupBy(key).applyInPandasWithState`` runs, for each key, an :class:`rsp.runtime.Engine` with the
+   query over that key's triples. Its state in Spark's state store (a JSON string, as array-typed state
+   fails) is the log of the elements the key's windows may still need — the engine itself is kept in
+   the executor's Python worker and rebuilt from the log when the worker does not hold it;
+3. instants are closed by event time: the stream has a watermark (the largest element time of the
+   earlier micro-batches, less one STEP: Spark drops rows at or below it, and a single engine drops
+   only elements older than its last closed instant), and each key asks to be woken (event-time
+   timeout) at its next instant, so a key closes an instant when any key's data passes it, exactly
+   as a single engine would (an element that arrives after its instant was closed is late in both);
+4. each key returns the answers of the instants it closed and a mark with the watermark it saw; the
+   driver holds the answers of an instant until the watermark has passed it (then every key has closed
+   it) and writes the instant, the union of the keys' answers, with the writer of ``rsp run``;
+5. at the end of the input (``--available-now``) or on Ctrl-C the keys' states are read back with
+   Spark's state data source and finished on the executors (closing the last instants, as
+   :meth:`rsp.runtime.Engine.close` does), and the driver writes the remaining instants.
+
+The answers of different keys are disjoint and their union at every instant is what one engine gives
+(``tests/test_spark_partitioned.py`` compares them with ``rsp run``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from rsp.query.partition import KeyPlan
+from rsp.spark.feed import display_path, recheck_triple
+
+KEYED_SCHEMA = (
+    "key string, time long, stream int, s string, p string, o string, line string, file string, reason string"
+)
+OUTPUT_SCHEMA = "kind string, instant long, payload string, watermark long, first long, last long, late long"
+STATE_SCHEMA = "state string"
+KEYED_COLUMNS = ["key", "time", "stream", "s", "p", "o", "line", "file", "reason"]
+REJECT_KEY = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the executors need to run a key's engine (pickled with the functions)."""
+
+    query: str
+    file: str
+    streams: tuple[str, ...]
+    plan: KeyPlan
+    step: int
+    """The query's STEP (ms), also the watermark's delay (see :func:`keyed_stream`)."""
+
+
+def _keyed(plan: KeyPlan) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    def add_keys(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            rows = []
+            for row in frame.itertuples(index=False):
+                s, p, o, time = row.s, row.p, row.o, row.time
+                reason = None
+                if s is None or time is None or pd.isna(time):
+                    try:
+                        arrival = None if pd.isna(row.arrival) else int(row.arrival)
+                        parsed = recheck_triple(row.line or "", arrival)
+                    except ValueError as err:
+                        parsed, reason = None, str(err)
+                    if parsed is None and reason is None:
+                        continue  # blank or comment
+                    if parsed is not None:
+                        time, (s, p, o) = parsed
+                if reason is not None:
+                    rows.append((REJECT_KEY, None, row.stream, None, None, None, row.line, row.file, reason))
+                    continue
+                key = plan.key(s, p, o)
+                if key is not None:
+                    rows.append((key, int(time), row.stream, s, p, o, None, None, None))
+            yield pd.DataFrame(rows, columns=KEYED_COLUMNS)
+
+    return add_keys
+
+
+class KeyEngine:
+    """The engine of one key: the query over that key's elements, and the log that rebuilds it."""
+
+    def __init__(self, job: Job) -> None:
+        from rsp.runtime import Engine
+
+        self.job = job
+        self.engine = Engine()
+        self.handle = self.engine.register(job.query, job.file)
+        self.handle.keep = False
+        self.results: list = []
+        self.handle.subscribe(self.results.append)
+        self.log: list[list] = []
+        self.advanced: int | None = None
+        self.version = 0
+        self.last: int | None = None
+
+    @classmethod
+    def restore(cls, job: Job, saved: dict) -> KeyEngine:
+        """Rebuild from a saved state: the logged elements pushed again, then the last advance, muted."""
+        engine = cls(job)
+        for time, index, batch in _groups(saved["log"]):
+            engine.engine.push(batch, time, job.streams[index])
+        if saved["advanced"] is not None:
+            engine.engine.advance(saved["advanced"])
+        engine.results.clear()
+        engine.log = saved["log"]
+        engine.advanced = saved["advanced"]
+        engine.version = saved["version"]
+        engine.last = saved["last"]
+        engine.handle._bnodes[0] = saved["bnodes"]
+        engine.engine.late = saved["late"]
+        return engine
+
+    def advance(self, time: int) -> None:
+        if self.advanced is None or time > self.advanced:
+            self.engine.advance(time)
+            self.advanced = time
+
+    def push(self, rows: list[list]) -> None:
+        for time, index, batch in _groups(rows):
+            late = self.engine.late
+            self.engine.push(batch, time, self.job.streams[index])
+            if self.engine.late == late:
+                self.log.extend([time, index, *triple] for triple in batch)
+                self.last = time if self.last is None else max(self.last, time)
+
+    def prune(self) -> bool:
+        """Drop the logged elements no window after the last closed instant can see; True when nothing
+        is left (the key is idle: its state can go)."""
+        handle = self.handle
+        if handle.closed_until is None:
+            return False
+        keep_from = handle.closed_until - handle._max_range - handle.step - handle.slot
+        self.log = [e for e in self.log if e[0] >= keep_from]
+        return not self.log and (self.last is None or handle.closed_until > self.last)
+
+    def saved(self) -> dict:
+        return {
+            "version": self.version, "log": self.log, "advanced": self.advanced, "last": self.last,
+            "bnodes": self.handle._bnodes[0], "late": self.engine.late,
+        }  # fmt: skip
+
+    def next_instant(self) -> int | None:
+        return self.handle._next_instant
+
+
+def _groups(rows: list[list]) -> Iterator[tuple[int, int, list[tuple[str, str, str]]]]:
+    """Consecutive elements of one time and stream, as push batches."""
+    batch: list = []
+    current = None
+    for time, index, s, p, o in rows:
+        if (time, index) != current:
+            if batch:
+                yield current[0], current[1], batch
+            current, batch = (time, index), []
+        batch.append((s, p, o))
+    if batch:
+        yield current[0], current[1], batch
+
+
+_ENGINES: dict[tuple[int, str], KeyEngine] = {}
+"""Engines kept in an executor's Python worker between micro-batches, by (job, key)."""
+
+
+def _engine(job: Job, key: str, saved: dict | None) -> KeyEngine:
+    cached = _ENGINES.get((hash(job), key))
+    if saved is None:
+        engine = KeyEngine(job)
+    elif cached is not None and cached.version == saved["version"]:
+        engine = cached
+    else:
+        engine = KeyEngine.restore(job, saved)
+    _ENGINES[(hash(job), key)] = engine
+    return engine
+
+
+def _result_rows(engine: KeyEngine) -> list[tuple]:
+    rows = [("result", r.time, json.dumps(r.bindings or []), None, None, None, None) for r in engine.results]
+    engine.results.clear()
+    return rows
+
+
+def _run_key(job: Job):
+    def run_key(key: tuple, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
+        (name,) = key
+        columns = list(Merger.columns)
+        if name == REJECT_KEY:
+            rows = []
+            for frame in frames:
+                for row in frame.itertuples(index=False):
+                    payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
+                    rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+            yield pd.DataFrame(rows, columns=columns)
+            return
+        saved = json.loads(state.get[0]) if state.exists else None
+        engine = _engine(job, name, saved)
+        late = engine.engine.late
+        spark_watermark = state.getCurrentWatermarkMs()
+        # the largest element time of the earlier micro-batches (the event time is one ms after the
+        # element's, and Spark's watermark lags it by one STEP)
+        watermark = spark_watermark + job.step - 1 if spark_watermark > 0 else 0
+        if watermark > 0:
+            engine.advance(watermark)  # instants a single engine has closed already
+        first = None
+        if not state.hasTimedOut:
+            data = pd.concat(list(frames), ignore_index=True)
+            if len(data):
+                data = data.sort_values(["time", "stream"], kind="stable")
+                fields = (data[name] for name in ("time", "stream", "s", "p", "o"))
+                elements = [[int(t), int(i), s, p, o] for t, i, s, p, o in zip(*fields, strict=True)]
+                first = elements[0][0]
+                engine.push(elements)
+        rows = _result_rows(engine)
+        rows.append(("mark", None, "", watermark, first, engine.last, engine.engine.late - late))
+        engine.version += 1
+        if engine.prune():
+            state.remove()
+            _ENGINES.pop((hash(job), name), None)
+        else:
+            state.update((json.dumps(engine.saved()),))
+            upcoming = engine.next_instant()
+            if upcoming is not None:  # wake up once the largest element time reaches the next instant
+                wake = upcoming - job.step
+                try:
+                    state.setTimeoutTimestamp(max(wake, spark_watermark))
+                except Exception:  # noqa: BLE001 - a timeout at the watermark itself is refused
+                    state.setTimeoutTimestamp(spark_watermark + 1)
+        yield pd.DataFrame(rows, columns=columns)
+
+    return run_key
+
+
+def _finish_key(job: Job, final: int):
+    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
+        rows = []
+        for text in frame["state"]:
+            engine = KeyEngine.restore(job, json.loads(text))
+            engine.advance(final)
+            rows.extend(_result_rows(engine))
+        return pd.DataFrame(rows, columns=list(Merger.columns))
+
+    return finish_key
+
+
+def keyed_stream(frame: DataFrame, job: Job) -> DataFrame:
+    """The stream of per-key answers and marks (see the module docstring) for a parsed stream."""
+    if "stream" not in frame.columns:
+        frame = frame.withColumn("stream", F.lit(0).cast("int"))
+    source = frame.select("s", "p", "o", "time", "line", "file", "arrival", "stream")
+    keyed = source.mapInPandas(_keyed(job.plan), KEYED_SCHEMA)
+    # Spark drops rows at or below the watermark before a stateful operator (even at time 0, the first
+    # watermark); a single engine takes an element unless it is older than the last closed instant. With
+    # the event time one ms after the element's and a delay of one STEP, Spark drops only elements the
+    # engine would drop too; the largest time seen is the watermark plus the delay, less one ms.
+    keyed = keyed.withColumn("ts", F.timestamp_millis(F.col("time") + 1))
+    keyed = keyed.withWatermark("ts", f"{job.step} milliseconds")
+    return keyed.groupBy("key").applyInPandasWithState(
+        _run_key(job), OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.EventTimeTimeout
+    )
+
+
+class Merger:
+    """The driver side: holds each instant's answers until every key has closed it, then emits the
+    instant (the union of the keys' answers) as one :class:`rsp.runtime.Result`. It is driven like a
+    feeder (:func:`rsp.spark.pipeline.start`): called with each micro-batch's rows as an Arrow table."""
+
+    columns = ("kind", "instant", "payload", "watermark", "first", "last", "late")
+    checkpoint = None
+
+    def __init__(
+        self, name: str, variables: tuple[str, ...], step: int, emit: Callable, reject: Callable,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.name = name
+        self.on_close = on_close
+        self.stopping = False
+        self.closed = False
+        self.answers = 0
+        self.after_batch: list[Callable[[int], None]] = []
+        self.variables = variables
+        self.step = step
+        self.emit = emit
+        self.reject = reject
+        self.pending: dict[int, list] = defaultdict(list)
+        self.first: int | None = None
+        self.last: int | None = None
+        self.next: int | None = None
+        self.late = 0
+        self.batches = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, table, batch_id: int) -> None:
+        with self.lock:
+            if self.stopping:
+                return
+            self.batches += 1
+            bound = None
+            for row in table.to_pylist():
+                kind = row["kind"]
+                if kind == "result":
+                    self.pending[row["instant"]].extend(json.loads(row["payload"]))
+                elif kind == "mark":
+                    if row["watermark"] is not None and row["watermark"] > 0:
+                        bound = row["watermark"] if bound is None else max(bound, row["watermark"])
+                    if row["first"] is not None:
+                        self.first = row["first"] if self.first is None else min(self.first, row["first"])
+                    if row["last"] is not None:
+                        self.last = row["last"] if self.last is None else max(self.last, row["last"])
+                    self.late += row["late"] or 0
+                else:
+                    self.reject(json.loads(row["payload"]))
+            if bound is not None:
+                self.flush(bound)
+            for callback in self.after_batch:
+                callback(batch_id)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopping = True
+
+    def close(self) -> None:
+        """End of the input: finish the keys' last instants (``on_close``) and write them."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            if self.on_close is not None:
+                self.on_close()
+            for callback in self.after_batch:
+                callback(self.batches)
+
+    def summary(self) -> list[str]:
+        line = f"partitioned: {self.answers:,} answers"
+        return [line + (f", {self.late:,} late elements dropped" if self.late else "")]
+
+    def flush(self, bound: int) -> None:
+        """Write every instant up to ``bound`` (each key has closed them)."""
+        if self.first is None:
+            return
+        if self.next is None:
+            self.next = (self.first // self.step + 1) * self.step
+        from rsp.runtime import Result
+
+        while self.next <= bound:
+            bindings = self.pending.pop(self.next, [])
+            self.answers += len(bindings)
+            self.emit(Result(self.name, self.next, self.variables, bindings=bindings))
+            self.next += self.step
+
+    def final_instant(self) -> int | None:
+        return None if self.last is None else (self.last // self.step + 1) * self.step
+
+
+def finish(spark: SparkSession, checkpoint: str, job: Job, merger: Merger) -> None:
+    """After the streaming query stopped: close the last instants of every key still in the state store
+    (on the executors) and write them."""
+    final = merger.final_instant()
+    if final is None:
+        return
+    try:
+        states = spark.read.format("statestore").load(checkpoint)
+    except Exception:  # noqa: BLE001 - no state was ever written (no key kept any)
+        states = None
+    if states is not None and not states.isEmpty():
+        frame = states.select(F.col("key.key").alias("key"), F.col("value.groupState.state").alias("state"))
+        answers = frame.groupBy("key").applyInPandas(_finish_key(job, final), OUTPUT_SCHEMA).toArrow()
+        for row in answers.to_pylist():
+            merger.pending[row["instant"]].extend(json.loads(row["payload"]))
+    merger.flush(final)

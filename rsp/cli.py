@@ -570,7 +570,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--partition-by",
         metavar="?VAR",
         help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
-        "query does not partition by it; queries only, not yet LARS programs)",
+        "query or program does not partition by it)",
     )
     spark.add_argument("--master", help="Spark master of a new session (default local[2])")
     spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)

@@ -83,3 +83,57 @@ def test_static_data_on_a_keyed_predicate_is_refused() -> None:
 def test_a_name_that_is_not_a_variable_is_refused() -> None:
     with pytest.raises(RspError, match="write a variable of the query"):
         partition_plan(query("SELECT ?v", "?v ex:speed ?s"), "?")
+
+
+# -- LARS programs -------------------------------------------------------------------------------------
+from rsp.lars import parse  # noqa: E402
+from rsp.lars.partition import partition_keys  # noqa: E402
+
+
+def test_the_traffic_program_is_keyed_by_its_vehicle() -> None:
+    from pathlib import Path
+
+    from rsp.lars import load
+
+    program = load(Path(__file__).resolve().parents[1] / "examples" / "traffic" / "short-stops.lars").program
+    keys = partition_keys(program, "V")
+    tr = "<http://example.org/traffic#"
+    assert keys.positions == ((f"{tr}x>", 0), (f"{tr}y>", 0))
+    assert keys.key(f"{tr}x>", (f"{tr}van>", 17)) == f"{tr}van>"
+    assert keys.key("other", ("a",)) is None
+
+
+def test_intensional_predicates_take_the_key_place_of_their_heads() -> None:
+    program = parse(
+        "limit(10).\n"
+        "seen(X, V) :- [3] <> p(V, X).\n"
+        "fast(V) :- seen(S, V), limit(L), S > L.\n"
+        "calm(V) :- p(V, _S), not [2] <> alarm(V).\n"
+        "always(L) :- limit(L).\n"
+    ).program
+    keys = partition_keys(program, "V")
+    assert keys.positions == (("alarm", 0), ("p", 0))
+
+
+@pytest.mark.parametrize(
+    "program, reason",
+    [
+        ("q(X) :- [3] <> p(V, X).", "the head q(…) does not use V"),
+        ("q(V) :- p(V, X), r(X).", "the body atom r(…) does not use V"),
+        ("q(V, X) :- p(V, X).\nr(V) :- q(X, V).", "V is argument 1 of q in one rule and 2 in another"),
+        ("q(V) :- [#3] <> p(V).", "a tuple window over p counts the atoms of every partition"),
+        ("q(V) :- [3] [] p(V).", "[n] [] p is false in the first time points"),
+        ("q(a).\nq(V) :- p(V).", "the fact q(a) is of a keyed predicate"),
+        ("p(a).\nq(V) :- p(V).", "no rule reads the stream"),
+        ("vehicle(a).\nq(V) :- vehicle(V), not [3] <> p(V).", "a rule with only negated keyed atoms"),
+    ],
+)
+def test_lars_refusals_name_the_rule_and_the_reason(program: str, reason: str) -> None:
+    with pytest.raises(RspError, match="--partition-by V: ") as caught:
+        partition_keys(parse(program, "p.lars").program, "V")
+    assert reason in str(caught.value) and "p.lars:" in str(caught.value)
+
+
+def test_a_lars_key_must_be_a_variable_name() -> None:
+    with pytest.raises(RspError, match="write a variable of the program's rules"):
+        partition_keys(parse("q(V) :- p(V).").program, "v")

@@ -27,6 +27,7 @@ WHERE {{ ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }}
 GROUP BY ?v
 """
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _positions(seed: int, elements: int) -> list[str]:
@@ -76,7 +77,64 @@ def test_refusals_come_before_spark_starts(tmp_path: Path, capsys) -> None:
     (tmp_path / "in").mkdir()
     assert main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v"]) == 2
     assert "--partition-by ?v: ORDER BY, LIMIT and OFFSET rank answers across partitions" in capsys.readouterr().err
-    program = tmp_path / "p.lars"
-    program.write_text("q(X) :- [3] <> p(X).\n")
-    assert main(["spark", str(program), "--stream", str(tmp_path / "in"), "--partition-by", "?X"]) == 2
-    assert "--partition-by runs continuous queries" in capsys.readouterr().err
+    cooling = ROOT / "examples" / "cooling" / "cooling.lars"
+    assert main(["spark", str(cooling), "--stream", str(tmp_path / "in"), "--partition-by", "V"]) == 2
+    assert "cooling.lars:5:1: --partition-by V: the head steam(…) does not use V" in capsys.readouterr().err
+
+
+PROGRAM = """limit(20).
+seen(V, X) :- [3] <> p(V, X).
+fast(V) :- p(V, S), limit(L), S > L.
+calm(V) :- p(V, _S), not [2] <> alarm(V).
+@T late(V) :- [4] @T alarm(V), not fast(V).
+always(L) :- limit(L).
+"""
+
+
+def _atom_lines(seed: int, points: int) -> list[str]:
+    """Vehicles' readings and alarms, gaps without atoms and bare time lines, times from 3."""
+    rng = random.Random(seed)
+    lines = []
+    for t in range(3, 3 + points):
+        if rng.random() < 0.15:
+            lines.append(f"{t}\n")  # a time point without atoms
+            continue
+        for _ in range(rng.randrange(3)):
+            vehicle = f"bus{rng.randrange(5)}"
+            lines.append(f"{t} p({vehicle},{rng.randrange(30)})\n")
+            if rng.random() < 0.3:
+                lines.append(f"{t} alarm({vehicle})\n")
+    return lines
+
+
+@pytest.mark.parametrize(
+    "program, lines",
+    [
+        (ROOT / "examples" / "traffic" / "short-stops.lars", None),
+        (None, _atom_lines(11, 60)),
+    ],
+)
+def test_partitioned_program_equals_one_engine(tmp_path: Path, spark, no_streams_left, program, lines) -> None:
+    if program is None:
+        program = tmp_path / "p.lars"
+        program.write_text(PROGRAM)
+    else:
+        lines = (ROOT / "examples" / "traffic" / "positions.nt").read_text().splitlines(keepends=True)
+    stream = tmp_path / "all.stream"
+    stream.write_text("".join(lines))
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    parts = 4
+    size = -(-len(lines) // parts)
+    now = time.time()
+    for index in range(parts):
+        path = incoming / f"part-{index}.txt"
+        path.write_text("".join(lines[index * size : (index + 1) * size]))
+        os.utime(path, (now - 100 + index, now - 100 + index))
+    single, partitioned = tmp_path / "single.jsonl", tmp_path / "partitioned.jsonl"
+    assert main(["lars", str(program), "--stream", str(stream), "-q", "--output", str(single)]) == 0
+    assert main(["spark", str(program), "--stream", str(incoming), "--partition-by", "V", "--available-now",
+                 "--max-files-per-trigger", "1", "-q", "--output", str(partitioned)]) == 0  # fmt: skip
+    expected = single.read_text().splitlines()
+    assert partitioned.read_text().splitlines() == expected
+    assert sum(len(json.loads(line)["atoms"]) for line in expected) > 20

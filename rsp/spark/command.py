@@ -121,6 +121,59 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source) -> int:
+    """``--partition-by V`` for a LARS program: one engine per key on the executors."""
+    from rsp.lars import load
+    from rsp.lars.partition import partition_keys
+    from rsp.spark.partitioned import ProgramJob, ProgramMerger, finish_program, keyed_atom_stream
+
+    if args.checkpoint:
+        raise RspError("--partition-by does not take --checkpoint yet: run it without one")
+    program = load(args.program)
+    keys = partition_keys(program.program, args.partition_by)
+    fmt = args.format if args.format in ("jsonl", "count", "text") else None
+    if fmt is None:
+        raise RspError(f"--format {args.format}: a LARS program writes jsonl, count or text")
+    if not args.quiet:
+        for warning in program.warnings:
+            print(warning, file=sys.stderr)
+    spark = session(args.master)
+    sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
+    name = Path(args.program).stem
+    job = ProgramJob(Path(args.program).read_text(encoding="utf-8"), args.program, keys)
+    rejects = Rejects(args.reject, print_error)
+    batch_rejects: list[dict] = []
+
+    def emit(t: int, atoms: list[str]) -> None:
+        if fmt == "count":
+            out.write(f'{{"time": {t}, "count": {len(atoms)}}}\n')
+        elif fmt == "jsonl":
+            out.write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+        else:
+            out.write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+        if sink is not None:
+            sink.add_atoms(name, t, atoms)
+        out.flush()
+
+    def reject(row: dict) -> None:
+        batch_rejects.append({**row, "stream": str(source)})
+
+    merger = ProgramMerger(name, program, emit, reject)
+    merger.on_close = lambda: finish_program(spark, merger.temporary, job, merger)
+
+    def after(batch_id: int) -> None:
+        rejects.write(batch_id, list(batch_rejects))
+        batch_rejects.clear()
+        if sink is not None:
+            sink.write(batch_id)
+
+    merger.after_batch.append(after)
+    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
+    _drive(args, merger, keyed_atom_stream(frame, job))
+    _summary(args, merger, "")
+    return 0
+
+
 def _run_query(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.cli import open_query
 
@@ -165,12 +218,9 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
 
     if len(args.stream) != 1:
         raise RspError("a LARS program reads one stream: give one --stream SOURCE")
-    if args.partition_by:
-        raise RspError(
-            "--partition-by runs continuous queries (.rq) for now, not LARS programs: run the program "
-            "in one process (without --partition-by)"
-        )
     source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+    if args.partition_by:
+        return _run_program_partitioned(args, out, source)
     checkpoint = _checkpoint(args, "lars", out)
     program = load(args.program)
     if not args.quiet:

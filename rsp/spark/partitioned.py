@@ -1,4 +1,8 @@
-"""Scale-out (``rsp spark QUERY --partition-by ?k``): one engine per value of ``?k`` on Spark's executors.
+"""Scale-out (``rsp spark QUERY --partition-by ?k``, ``rsp spark PROGRAM --partition-by V``): one engine
+per value of a variable on Spark's executors. Below for queries; LARS programs (the second half of the
+module) follow the same plan with :func:`rsp.lars.partition.partition_keys` as the check, every time
+point as an instant, atoms as answers (their union, plus the atoms a local engine derives from the
+program's facts alone), and the watermark one time point behind the largest time seen.
 
 The query is first checked by :func:`rsp.query.partition.partition_plan`, which says how each stream
 triple is keyed (its subject or object, by predicate) or refuses with the reason. Then:
@@ -39,6 +43,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
+from rsp.lars.partition import AtomKeys
 from rsp.query.partition import KeyPlan
 from rsp.spark.feed import display_path, recheck_triple
 
@@ -285,6 +290,7 @@ class Merger:
         self, name: str, variables: tuple[str, ...], step: int, emit: Callable, reject: Callable,
         on_close: Callable[[], None] | None = None,
     ) -> None:  # fmt: skip
+        """``emit`` takes each instant's :class:`rsp.runtime.Result`; ``reject`` each malformed line."""
         self.name = name
         self.on_close = on_close
         self.stopping = False
@@ -312,9 +318,9 @@ class Merger:
             for row in table.to_pylist():
                 kind = row["kind"]
                 if kind == "result":
-                    self.pending[row["instant"]].extend(json.loads(row["payload"]))
+                    self.add(row["instant"], json.loads(row["payload"]))
                 elif kind == "mark":
-                    if row["watermark"] is not None and row["watermark"] > 0:
+                    if row["watermark"] is not None and row["watermark"] >= 0:
                         bound = row["watermark"] if bound is None else max(bound, row["watermark"])
                     if row["first"] is not None:
                         self.first = row["first"] if self.first is None else min(self.first, row["first"])
@@ -347,22 +353,60 @@ class Merger:
         line = f"partitioned: {self.answers:,} answers"
         return [line + (f", {self.late:,} late elements dropped" if self.late else "")]
 
+    def add(self, instant: int, answers: list) -> None:
+        """A key's answers at an instant."""
+        self.pending[instant].extend(answers)
+
     def flush(self, bound: int) -> None:
         """Write every instant up to ``bound`` (each key has closed them)."""
         if self.first is None:
             return
         if self.next is None:
-            self.next = (self.first // self.step + 1) * self.step
+            self.next = self.first_instant(self.first)
+        while self.next <= bound:
+            self.write(self.next, self.pending.pop(self.next, []))
+            self.next += self.step
+
+    def first_instant(self, first: int) -> int:
+        """The first instant after the first element (as :class:`rsp.runtime.QueryHandle` has it)."""
+        return (first // self.step + 1) * self.step
+
+    def write(self, instant: int, bindings: list) -> None:
         from rsp.runtime import Result
 
-        while self.next <= bound:
-            bindings = self.pending.pop(self.next, [])
-            self.answers += len(bindings)
-            self.emit(Result(self.name, self.next, self.variables, bindings=bindings))
-            self.next += self.step
+        self.answers += len(bindings)
+        self.emit(Result(self.name, instant, self.variables, bindings=bindings))
 
     def final_instant(self) -> int | None:
         return None if self.last is None else (self.last // self.step + 1) * self.step
+
+
+class ProgramMerger(Merger):
+    """The driver side for a LARS program: every time point of the timeline, the union of the keys'
+    output atoms and those derived from the program's facts alone (a local engine without stream)."""
+
+    def __init__(self, name: str, program, emit: Callable[[int, list[str]], None], reject: Callable) -> None:
+        from rsp.engine import Engine
+
+        super().__init__(name, (), 1, emit, reject)
+        self.static = Engine(program)
+
+    def add(self, instant: int, answers: list) -> None:
+        self.pending.setdefault(instant, set()).update(answers)
+
+    def first_instant(self, first: int) -> int:
+        return first
+
+    def write(self, instant: int, atoms) -> None:
+        from rsp.lars.model import format_atom
+
+        self.static.step(instant)
+        found = set(atoms) | {format_atom(p, a) for p, a in self.static.output()}
+        self.answers += len(found)
+        self.emit(instant, sorted(found))
+
+    def final_instant(self) -> int | None:
+        return self.last
 
 
 def finish(spark: SparkSession, checkpoint: str, job: Job, merger: Merger) -> None:
@@ -380,4 +424,192 @@ def finish(spark: SparkSession, checkpoint: str, job: Job, merger: Merger) -> No
         answers = frame.groupBy("key").applyInPandas(_finish_key(job, final), OUTPUT_SCHEMA).toArrow()
         for row in answers.to_pylist():
             merger.pending[row["instant"]].extend(json.loads(row["payload"]))
+    merger.flush(final)
+
+
+# -- LARS programs ------------------------------------------------------------------------------------
+ATOM_SCHEMA = "key string, time long, atom string, line string, file string, reason string"
+ATOM_COLUMNS = ["key", "time", "atom", "line", "file", "reason"]
+TIMELINE_KEY = "\u0000timeline"
+"""Bare time lines and atoms no keyed rule reads: they only stretch the timeline."""
+
+
+@dataclass(frozen=True)
+class ProgramJob:
+    """What the executors need to run a key's LARS engine."""
+
+    text: str
+    source: str
+    keys: AtomKeys
+
+
+def _keyed_atoms(keys: AtomKeys) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    from rsp.io import atoms as atom_lines
+
+    def add_keys(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for frame in frames:
+            rows = []
+            for row in frame.itertuples(index=False):
+                try:
+                    parsed = atom_lines.parse_line(row.line or "")
+                except ValueError as err:
+                    rows.append((REJECT_KEY, None, None, row.line, row.file, str(err)))
+                    continue
+                if parsed is None:
+                    continue
+                time, pred, args = parsed
+                if pred in keys.static:
+                    reason = f"{pred} has facts in the program: a partitioned run takes no stream atoms of it"
+                    rows.append((REJECT_KEY, None, None, row.line, row.file, reason))
+                    continue
+                key = keys.key(pred, args) if pred is not None else None
+                if key is None:
+                    rows.append((TIMELINE_KEY, time, None, None, None, None))
+                else:
+                    rows.append((key, time, json.dumps([pred, list(args)]), None, None, None))
+            yield pd.DataFrame(rows, columns=ATOM_COLUMNS)
+
+    return add_keys
+
+
+class ProgramKeyEngine:
+    """The LARS engine of one key: its atoms, evaluated time point by time point once they are final."""
+
+    def __init__(self, job: ProgramJob) -> None:
+        from rsp.engine import Engine
+
+        self.engine = Engine(_program(job))
+        self.log: list[list] = []
+        self.pending: dict[int, list] = {}
+        self.done: int | None = None
+        self.version = 0
+
+    @classmethod
+    def restore(cls, job: ProgramJob, saved: dict) -> ProgramKeyEngine:
+        engine = cls(job)
+        engine.add(saved["log"], log=False)
+        engine.log = saved["log"]
+        if saved["done"] is not None:
+            engine.evaluate(saved["done"])
+        engine.version = saved["version"]
+        return engine
+
+    def add(self, elements: list[list], log: bool = True) -> None:
+        for time, pred, args in elements:
+            self.pending.setdefault(time, []).append((pred, tuple(args)))
+        if log:
+            self.log.extend(elements)
+
+    def evaluate(self, bound: int) -> list[tuple]:
+        """Evaluate every time point up to ``bound`` from this key's first atom on; their output atoms."""
+        from rsp.lars.model import format_atom
+
+        rows = []
+        start = self.done + 1 if self.done is not None else min(self.pending, default=bound + 1)
+        for t in range(start, bound + 1):
+            self.engine.step(t, self.pending.pop(t, []))
+            atoms = [format_atom(p, a) for p, a in self.engine.output()]
+            if atoms:
+                rows.append(("result", t, json.dumps(atoms), None, None, None, None))
+            self.done = t
+        return rows
+
+    def saved(self) -> dict:
+        return {"version": self.version, "log": self.log, "done": self.done}
+
+
+_PROGRAMS: dict[int, object] = {}
+
+
+def _program(job: ProgramJob):
+    program = _PROGRAMS.get(hash(job))
+    if program is None:
+        from rsp.lars import parse
+
+        program = _PROGRAMS[hash(job)] = parse(job.text, job.source)
+    return program
+
+
+def _run_program_key(job: ProgramJob):
+    def run_key(key: tuple, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
+        (name,) = key
+        columns = list(Merger.columns)
+        data = pd.concat(list(frames), ignore_index=True) if not state.hasTimedOut else None
+        # the largest time of the earlier micro-batches: times below it are final (the event time is one
+        # after the atom's and the watermark's delay is one, so Spark drops exactly the late atoms)
+        watermark = state.getCurrentWatermarkMs()
+        rows: list[tuple] = []
+        if name == REJECT_KEY:
+            for row in data.itertuples(index=False):
+                payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
+                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+            yield pd.DataFrame(rows, columns=columns)
+            return
+        first = last = None
+        if data is not None and len(data):
+            first, last = int(data["time"].min()), int(data["time"].max())
+        if name == TIMELINE_KEY:
+            rows.append(("mark", None, "", watermark - 1, first, last, 0))
+            yield pd.DataFrame(rows, columns=columns)
+            return
+        saved = json.loads(state.get[0]) if state.exists else None
+        cached = _ENGINES.get((hash(job), name))
+        if saved is None:
+            engine = ProgramKeyEngine(job)
+        elif cached is not None and cached.version == saved["version"]:
+            engine = cached
+        else:
+            engine = ProgramKeyEngine.restore(job, saved)
+        if data is not None and len(data):
+            data = data.sort_values("time", kind="stable")
+            elements = [[int(t), *json.loads(a)] for t, a in zip(data["time"], data["atom"], strict=True)]
+            engine.add(elements)
+        own = max(engine.pending, default=None)
+        bound = max(watermark, own if own is not None else watermark) - 1
+        rows.extend(engine.evaluate(bound))
+        rows.append(("mark", None, "", watermark - 1, first, last, 0))
+        engine.version += 1
+        _ENGINES[(hash(job), name)] = engine
+        state.update((json.dumps(engine.saved()),))
+        done = engine.done if engine.done is not None else watermark
+        state.setTimeoutTimestamp(max(done + 1, watermark))
+        yield pd.DataFrame(rows, columns=columns)
+
+    return run_key
+
+
+def _finish_program_key(job: ProgramJob, final: int):
+    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
+        rows = []
+        for text in frame["state"]:
+            rows.extend(ProgramKeyEngine.restore(job, json.loads(text)).evaluate(final))
+        return pd.DataFrame(rows, columns=list(Merger.columns))
+
+    return finish_key
+
+
+def keyed_atom_stream(frame: DataFrame, job: ProgramJob) -> DataFrame:
+    """The stream of per-key output atoms and marks for an atom stream (``read_stream(kind="atoms")``)."""
+    keyed = frame.select("line", "file").mapInPandas(_keyed_atoms(job.keys), ATOM_SCHEMA)
+    keyed = keyed.withColumn("ts", F.timestamp_millis(F.col("time") + 1)).withWatermark("ts", "1 millisecond")
+    return keyed.groupBy("key").applyInPandasWithState(
+        _run_program_key(job), OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.EventTimeTimeout
+    )
+
+
+def finish_program(spark: SparkSession, checkpoint: str, job: ProgramJob, merger: ProgramMerger) -> None:
+    """After the streaming query stopped: evaluate every key up to the last time point and write them."""
+    final = merger.final_instant()
+    if final is None:
+        return
+    try:
+        states = spark.read.format("statestore").load(checkpoint)
+    except Exception:  # noqa: BLE001 - no state was ever written
+        states = None
+    if states is not None and not states.isEmpty():
+        frame = states.select(F.col("key.key").alias("key"), F.col("value.groupState.state").alias("state"))
+        frame = frame.where(F.col("key") != TIMELINE_KEY)
+        answers = frame.groupBy("key").applyInPandas(_finish_program_key(job, final), OUTPUT_SCHEMA).toArrow()
+        for row in answers.to_pylist():
+            merger.add(row["instant"], json.loads(row["payload"]))
     merger.flush(final)

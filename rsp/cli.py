@@ -98,6 +98,20 @@ def _is_terminal(handle: TextIO) -> bool:
         return False
 
 
+def _lars_shortener(program):
+    """IRIs as prefixed names with the program's ``@prefix``es (and rdf, rdfs, xsd, owl), for text output."""
+    from rsp.io.results import _Shortener
+
+    return _Shortener(dict(program.program.prefixes))
+
+
+def _short_atom(short, pred: str, args: tuple) -> str:
+    """An atom for people: IRIs of its predicate and arguments shortened (``tr:x(tr:van,17)``)."""
+    from rsp.lars.model import format_atom
+
+    return format_atom(short(pred), tuple(short(a) if isinstance(a, str) else a for a in args))
+
+
 def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.engine import Engine
     from rsp.io.atoms import iter_batches
@@ -131,6 +145,7 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
         )
 
     handle = _open_stream(args.stream)
+    short = _lars_shortener(program) if args.format == "text" else None
     progress = _Progress(args.quiet, "time point", "atoms")
     write = out.write
     fmt = args.format
@@ -145,12 +160,12 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
             elif explain:
                 _write_explained_atoms(engine, t, fmt, write)
-            else:
+            elif fmt == "jsonl":
                 atoms = sorted(format_atom(p, a) for p, a in engine.output())
-                if fmt == "jsonl":
-                    write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
-                else:
-                    write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+                write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
+            else:
+                atoms = sorted(_short_atom(short, p, a) for p, a in engine.output())
+                write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
     if (rejected or engine.late) and not args.quiet:

@@ -219,3 +219,15 @@ def test_errors_from_the_console_script_have_no_traceback(tmp_path: Path) -> Non
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"{query}:4:12: undeclared prefix") and "Traceback" not in done.stderr
+
+
+def test_lars_text_output_uses_the_programs_prefixes(capsys) -> None:
+    program = ROOT / "examples" / "traffic" / "short-stops.lars"
+    stream = ROOT / "examples" / "traffic" / "positions.nt"
+    assert main(["lars", str(program), "--stream", str(stream), "--format", "text", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "    24 | shortStop(tr:car3,2)  shortStop(tr:car4,2)  still(tr:van)  stillFor(tr:van,6)" in lines
+    assert not any("<http://example.org/traffic#" in line for line in lines)
+    # jsonl keeps the atoms as rsp writes them everywhere else (full IRIs)
+    assert main(["lars", str(program), "--stream", str(stream), "-q"]) == 0
+    assert "shortStop(<http://example.org/traffic#car3>,2)" in capsys.readouterr().out

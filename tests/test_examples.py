@@ -35,7 +35,7 @@ SHOWS = {
     "building": re.compile(r"ex:r10\d\s+\d+\.\d\s+\d+"),
     "smart-building": re.compile(r"sensors#hasAlert> <http://example.org/sensors#overheatingAlert> \. # \d+"),
     "commuters": re.compile(r"ex:milano\s+[1-9]"),
-    "traffic": re.compile(r"shortStop\(<http://example.org/traffic#\w+>,[1-4]\)"),
+    "traffic": re.compile(r"shortStop\(tr:\w+,[1-4]\)"),
     "cooling": re.compile(r"\|.*\balarm\b"),
     "caching": re.compile(r"\|.*\bfifo\b"),
     "spark-building": re.compile(r"ex:r10\d\s+\d+\.\d\s+\d+"),

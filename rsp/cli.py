@@ -370,7 +370,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         elements = 0
         for time_, _order, iri, triples in heapq.merge(*readers):
             elements += len(triples)
-            engine.push(triples, time_, iri)
+            engine.push(triples, time_, iri, plain=True)
         engine.close()
         progress.close(query.closed_until, elements)
         writer.close()

@@ -125,17 +125,29 @@ class QueryHandle:
         return list(self.program.program.rules)
 
     # -- time -----------------------------------------------------------------------------------------
-    def _add(self, time: int, atoms: list) -> None:
+    def _add(self, time: int, pred: str, triples: list) -> None:
+        """Stream triples at ``time`` as atoms of the window predicate ``pred``."""
         if self._next_instant is None:
             self._next_instant = (time // self.step + 1) * self.step
         while self._next_instant <= time:
             self._close(self._next_instant)
             self._next_instant += self.step
-        self._pending.setdefault(time // self.slot, []).extend(atoms)
+        slot = time // self.slot
+        if self.lars.needs_arrival_order:  # [TRIPLES n] windows count atoms across predicates
+            self._pending.setdefault(slot, []).extend([(pred, t) for t in triples])
+        else:  # per predicate, as the engine stores them (see rsp.engine.Engine.step)
+            groups = self._pending.get(slot)
+            if groups is None:
+                self._pending[slot] = {pred: list(triples)}
+            elif pred in groups:
+                groups[pred].extend(triples)
+            else:
+                groups[pred] = list(triples)
         self._last_element = time
         times = self._element_times
         if times is not None:
-            for key in atoms:
+            for triple in triples:
+                key = (pred, triple)
                 times.setdefault(key, []).append(time)
                 self._element_order.append((time, key))
 
@@ -342,11 +354,16 @@ class Engine:
         self.queries.append(handle)
         return handle
 
-    def push(self, triples: Iterable[Triple], time: int, stream: str | None = None) -> None:
+    def push(
+        self, triples: Iterable[Triple], time: int, stream: str | None = None, *, plain: bool = False
+    ) -> None:
         """Add stream elements with timestamp ``time`` (ms) to ``stream`` (default: the only stream
-        the registered queries read). Elements must come in time order."""
-        # rdflib terms subclass str: write them in N-Triples syntax
-        triples = [tuple(term.n3() if hasattr(term, "n3") else term for term in t) for t in triples]
+        the registered queries read). Elements must come in time order. Terms are strings in N-Triples
+        syntax or rdflib terms; ``plain`` says they are all strings already (readers of rsp's own)."""
+        if plain:
+            triples = triples if isinstance(triples, list) else list(triples)
+        else:  # rdflib terms subclass str: write them in N-Triples syntax
+            triples = [tuple(term.n3() if hasattr(term, "n3") else term for term in t) for t in triples]
         for handle in self.queries:
             streams = handle.translation.streams
             if stream is None:
@@ -368,7 +385,7 @@ class Engine:
                     for triple in triples:
                         self.on_late(time, triple)
                 continue
-            handle._add(time, [(pred, triple) for triple in triples])
+            handle._add(time, pred, triples)
 
     def advance(self, time: int) -> None:
         """Declare that no element older than ``time`` will come: close the instants up to it."""

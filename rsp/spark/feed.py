@@ -345,7 +345,7 @@ class QueryFeeder(Feeder):
                 counter.instants += 1
                 self.newest[index] = time
             counter.triples += len(batch)
-            push(batch, time, self.streams[index])
+            push(batch, time, self.streams[index], plain=True)
         return pushed
 
     def replay(self, logs: list) -> None:

@@ -118,7 +118,7 @@ class KeyEngine:
         """Rebuild from a saved state: the logged elements pushed again, then the last advance, muted."""
         engine = cls(job)
         for time, index, batch in _groups(saved["log"]):
-            engine.engine.push(batch, time, job.streams[index])
+            engine.engine.push(batch, time, job.streams[index], plain=True)
         if saved["advanced"] is not None:
             engine.engine.advance(saved["advanced"])
         engine.results.clear()
@@ -138,7 +138,7 @@ class KeyEngine:
     def push(self, rows: list[list]) -> None:
         for time, index, batch in _groups(rows):
             late = self.engine.late
-            self.engine.push(batch, time, self.job.streams[index])
+            self.engine.push(batch, time, self.job.streams[index], plain=True)
             if self.engine.late == late:
                 self.log.extend([time, index, *triple] for triple in batch)
                 self.last = time if self.last is None else max(self.last, time)

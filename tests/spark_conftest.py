@@ -29,3 +29,18 @@ def no_streams_left(spark):
     yield spark
     for query in spark.streams.active:
         query.stop()
+
+
+def write_parts(directory, lines: list[str], parts: int, suffix: str = ".txt") -> None:
+    """The lines as ``parts`` files in a new ``directory``, dated in order (Spark's file source takes
+    new files by modification time, not by name)."""
+    import os
+    import time
+
+    directory.mkdir()
+    size = -(-len(lines) // parts)
+    now = time.time()
+    for index in range(parts):
+        path = directory / f"part-{index:02d}{suffix}"
+        path.write_text("".join(lines[index * size : (index + 1) * size]))
+        os.utime(path, (now - 100 + index, now - 100 + index))

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from spark_conftest import write_parts
 
 from rsp.spark.checkpoint import FAULT_ENV
 
@@ -28,17 +29,6 @@ BUILDING = ROOT / "examples" / "building"
 QUERY = BUILDING / "hot-rooms.rq"
 BUILDING_ARGS = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--entailment", "rdfs"]
 COOLING = ROOT / "examples" / "cooling" / "cooling.lars"
-
-
-def _files(directory: Path, lines: list[str], parts: int) -> None:
-    """The lines as ``parts`` files, dated in order (Spark's file source takes them by mtime)."""
-    directory.mkdir()
-    size = -(-len(lines) // parts)
-    now = time.time()
-    for index in range(parts):
-        path = directory / f"part-{index:02d}.txt"
-        path.write_text("".join(lines[index * size : (index + 1) * size]))
-        os.utime(path, (now - 100 + index, now - 100 + index))
 
 
 def _rsp(*args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -76,7 +66,7 @@ def _restart_and_compare(args: list[str], output: Path, expected: str, committed
 def test_query_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point: str, committed: int) -> None:
     lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
     source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
-    _files(source, lines, 5)
+    write_parts(source, lines, 5)
     reference = _rsp("run", str(QUERY), "--stream", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS, "-q")
     assert reference.returncode == 0 and reference.stdout.count("\n") > 3
     args = _spark_args(QUERY, source, checkpoint, output, *BUILDING_ARGS)
@@ -97,7 +87,7 @@ def test_lars_program_killed_from_outside_resumes_exactly(tmp_path: Path) -> Non
     reference = _rsp("lars", str(COOLING), "--stream", str(stream))
     assert reference.returncode == 0 and '"atoms": [' in reference.stdout
     source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
-    _files(source, lines, 12)
+    write_parts(source, lines, 12)
     args = _spark_args(COOLING, source, checkpoint, output)
     run = subprocess.Popen(
         [sys.executable, "-m", "rsp", *args, "--trigger", "500 milliseconds"],
@@ -127,7 +117,7 @@ def test_checkpoint_refuses_another_run_and_a_pipe(tmp_path: Path) -> None:
     """A checkpoint belongs to one run; results on stdout cannot be taken back, so --output is needed."""
     lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)[:20]
     source, checkpoint = tmp_path / "in", tmp_path / "ck"
-    _files(source, lines, 1)
+    write_parts(source, lines, 1)
     piped = _rsp("spark", str(QUERY), "--stream", str(source), *BUILDING_ARGS, "--checkpoint", str(checkpoint))
     assert piped.returncode == 2 and "--checkpoint needs --output FILE" in piped.stderr
     (checkpoint / "rsp").mkdir(parents=True)

@@ -6,13 +6,12 @@ finished from the state store), with ISTREAM too; refusals come before Spark sta
 from __future__ import annotations
 
 import json
-import os
 import random
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from spark_conftest import write_parts
 
 from rsp.cli import main
 
@@ -54,13 +53,7 @@ def test_partitioned_answers_equal_one_engine(tmp_path: Path, spark, no_streams_
     stream = tmp_path / "all.nt"
     stream.write_text("".join(lines))
     incoming = tmp_path / "in"
-    incoming.mkdir()
-    size = -(-len(lines) // parts)
-    now = time.time()
-    for index in range(parts):
-        path = incoming / f"part-{index}.nt"
-        path.write_text("".join(lines[index * size : (index + 1) * size]))
-        os.utime(path, (now - 100 + index, now - 100 + index))
+    write_parts(incoming, lines, parts, ".nt")
     single, partitioned = tmp_path / "single.jsonl", tmp_path / "partitioned.jsonl"
     assert main(["run", str(query), "--stream", str(stream), "-q", "--output", str(single)]) == 0
     assert main(["spark", str(query), "--stream", str(incoming), "--partition-by", "?v", "--available-now",
@@ -123,14 +116,7 @@ def test_partitioned_program_equals_one_engine(tmp_path: Path, spark, no_streams
     stream = tmp_path / "all.stream"
     stream.write_text("".join(lines))
     incoming = tmp_path / "in"
-    incoming.mkdir()
-    parts = 4
-    size = -(-len(lines) // parts)
-    now = time.time()
-    for index in range(parts):
-        path = incoming / f"part-{index}.txt"
-        path.write_text("".join(lines[index * size : (index + 1) * size]))
-        os.utime(path, (now - 100 + index, now - 100 + index))
+    write_parts(incoming, lines, 4)
     single, partitioned = tmp_path / "single.jsonl", tmp_path / "partitioned.jsonl"
     assert main(["lars", str(program), "--stream", str(stream), "-q", "--output", str(single)]) == 0
     assert main(["spark", str(program), "--stream", str(incoming), "--partition-by", "V", "--available-now",

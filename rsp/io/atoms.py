@@ -222,33 +222,31 @@ class _Batcher:
             if pred is not None:
                 self.atoms.append((pred, args))
             return None
-        if self.time is not None and time < self.time:
-            if pred is not None:  # a late bare time line marks nothing
-                self.late += 1
-                if self.on_late is not None:
-                    self.on_late(time, pred, args)
-            return None
-        done = None if self.time is None else (self.time, self.atoms)
-        self.time = time
-        self.atoms = [] if pred is None else [(pred, args)]
-        return done
+        return self._start(time, [] if pred is None else [(pred, args)], ((pred, args),))
 
     def add_many(self, time: int, atoms: list) -> Batch | None:
         """Add the atoms of one time point (in arrival order); like :meth:`add`."""
         if time == self.time:
             self.atoms.extend(atoms)
             return None
+        return self._start(time, atoms, atoms)
+
+    def finish(self) -> Batch | None:
+        return None if self.time is None else (self.time, self.atoms)
+
+    def _start(self, time: int, atoms, elements) -> Batch | None:
+        """Begin the batch of a new time point with ``atoms``, or count ``elements`` late."""
         if self.time is not None and time < self.time:
-            for pred, args in atoms:
-                self.add(time, pred, args)
+            for pred, args in elements:
+                if pred is not None:  # a late bare time line marks nothing
+                    self.late += 1
+                    if self.on_late is not None:
+                        self.on_late(time, pred, args)
             return None
         done = None if self.time is None else (self.time, self.atoms)
         self.time = time
         self.atoms = atoms
         return done
-
-    def finish(self) -> Batch | None:
-        return None if self.time is None else (self.time, self.atoms)
 
 
 class _GroupedBatcher(_Batcher):
@@ -287,20 +285,6 @@ class _GroupedBatcher(_Batcher):
             finished = self.add(time, pred, args)
             if finished is not None:
                 done = finished
-        return done
-
-    def _start(self, time: int, atoms: dict, elements) -> Batch | None:
-        """Begin the batch of a new time point with ``atoms``, or count ``elements`` late."""
-        if self.time is not None and time < self.time:
-            for pred, args in elements:
-                if pred is not None:  # a late bare time line marks nothing
-                    self.late += 1
-                    if self.on_late is not None:
-                        self.on_late(time, pred, args)
-            return None
-        done = None if self.time is None else (self.time, self.atoms)
-        self.time = time
-        self.atoms = atoms
         return done
 
 

@@ -121,6 +121,15 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
+    """One time point of a LARS program's output as ``rsp lars`` writes it (jsonl, count or text)."""
+    if fmt == "count":
+        return f'{{"time": {t}, "count": {count}}}\n'
+    if fmt == "jsonl":
+        return json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n"
+    return f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n"
+
+
 def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source) -> int:
     """``--partition-by V`` for a LARS program: one engine per key on the executors."""
     from rsp.lars import load
@@ -145,12 +154,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     batch_rejects: list[dict] = []
 
     def emit(t: int, atoms: list[str]) -> None:
-        if fmt == "count":
-            out.write(f'{{"time": {t}, "count": {len(atoms)}}}\n')
-        elif fmt == "jsonl":
-            out.write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
-        else:
-            out.write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+        out.write(_time_point_record(t, fmt, atoms, len(atoms)))
         if sink is not None:
             sink.add_atoms(name, t, atoms)
         out.flush()
@@ -236,13 +240,10 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
 
     def emit(t: int) -> None:
         if fmt == "count":
-            out.write(f'{{"time": {t}, "count": {engine.count()}}}\n')
+            out.write(_time_point_record(t, fmt, [], engine.count()))
         else:
             atoms = sorted(format_atom(p, a) for p, a in engine.output())
-            if fmt == "jsonl":
-                out.write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
-            else:
-                out.write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+            out.write(_time_point_record(t, fmt, atoms, len(atoms)))
             if sink is not None:
                 sink.add_atoms(name, t, atoms)
         out.flush()

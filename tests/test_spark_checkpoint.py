@@ -127,3 +127,46 @@ def test_checkpoint_refuses_another_run_and_a_pipe(tmp_path: Path) -> None:
     )  # fmt: skip
     other = _rsp(*_spark_args(QUERY, source, checkpoint, tmp_path / "o.jsonl", *BUILDING_ARGS), "--available-now")
     assert other.returncode == 2 and "belongs to another run" in other.stderr
+
+
+PER_VEHICLE = """REGISTER QUERY Slow AS
+PREFIX ex: <http://ex.org/>
+SELECT ?v (COUNT(?s) AS ?n) (MIN(?s) AS ?slowest)
+FROM STREAM <http://ex.org/pos> [RANGE 5s STEP 1s]
+WHERE { ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }
+GROUP BY ?v
+"""
+
+
+def _answers(text: str) -> dict[int, list[str]]:
+    records = [json.loads(line) for line in text.splitlines()]
+    return {r["time"]: sorted(json.dumps(b, sort_keys=True) for b in r["bindings"]) for r in records}
+
+
+@pytest.mark.parametrize("point", ["written", "committed"])
+def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point: str) -> None:
+    """--partition-by with --checkpoint: Spark's state store holds the keys' engines, rsp's state the
+    answers held back by the driver; killed between writing and committing or after committing."""
+    query = tmp_path / "slow.rq"
+    query.write_text(PER_VEHICLE)
+    lines = []
+    for k in range(120):
+        vehicle, t = k * 7 % 5, k * 250
+        lines.append(f'<http://ex.org/bus{vehicle}> <http://ex.org/speed> "{k * 13 % 30}" . # {t}\n')
+        lines.append(f"<http://ex.org/bus{vehicle}> <http://ex.org/at> <http://ex.org/stop{k % 3}> . # {t}\n")
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    reference = _rsp("run", str(query), "--stream", str(stream), "-q")
+    assert reference.returncode == 0
+    source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
+    write_parts(source, lines, 4)
+    args = _spark_args(query, source, checkpoint, output, "--partition-by", "?v")
+    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:1"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    committed = 0 if point == "written" else 1
+    assert _state(checkpoint)["batch"] == committed
+    again = _rsp(*args, "--available-now")
+    assert again.returncode == 0, again.stderr
+    assert f"after micro-batch {committed}" in again.stderr
+    got, expected = _answers(output.read_text()), _answers(reference.stdout)
+    assert sorted(got) == sorted(expected) and got == expected

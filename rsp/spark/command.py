@@ -77,9 +77,9 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.runtime import _resolve_graph
     from rsp.spark.partitioned import Job, Merger, finish, keyed_stream
 
-    if args.checkpoint:
-        raise RspError("--partition-by does not take --checkpoint yet: run it without one")
+    checkpoint = _checkpoint(args, "query --partition-by", out)
     engine, query, writer, pairs = open_query(args, args.program, out)
+    _resume_writer(checkpoint, writer, query.query.form)
     plan = partition_plan(query.query, args.partition_by, args.entailment)
     plan.check_static(engine.static, "--ontology")
     for graph in query.query.graphs:
@@ -103,7 +103,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
         batch_rejects.append({**row, "stream": args.stream[0]})
 
     merger = Merger(query.name, query.variables, query.step, emit, reject)
-    merger.on_close = lambda: finish(spark, merger.temporary, job, merger)
+    merger.on_close = lambda: finish(spark, _state_location(merger, checkpoint), job, merger)
 
     def after(batch_id: int) -> None:
         rejects.write(batch_id, list(batch_rejects))
@@ -112,13 +112,22 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
             sink.write(batch_id)
 
     merger.after_batch.append(after)
+    if checkpoint is not None:
+        if args.sink:
+            checkpoint.attach_sink(args.sink)
+        merger.resume(checkpoint)
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
-    _drive(args, merger, keyed_stream(union(frames), job))
+    _drive(args, merger, keyed_stream(union(frames), job), checkpoint)
     writer.close()
     _summary(args, merger, "")
     return 0
+
+
+def _state_location(merger, checkpoint: Checkpoint | None) -> str:
+    """Where Spark keeps the streaming query's state: the checkpoint's, or the run's temporary one."""
+    return checkpoint.spark_location if checkpoint is not None else merger.temporary
 
 
 def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
@@ -136,8 +145,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     from rsp.lars.partition import partition_keys
     from rsp.spark.partitioned import ProgramJob, ProgramMerger, finish_program, keyed_atom_stream
 
-    if args.checkpoint:
-        raise RspError("--partition-by does not take --checkpoint yet: run it without one")
+    checkpoint = _checkpoint(args, "lars --partition-by", out)
     program = load(args.program)
     keys = partition_keys(program.program, args.partition_by)
     fmt = args.format if args.format in ("jsonl", "count", "text") else None
@@ -163,7 +171,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
         batch_rejects.append({**row, "stream": str(source)})
 
     merger = ProgramMerger(name, program, emit, reject)
-    merger.on_close = lambda: finish_program(spark, merger.temporary, job, merger)
+    merger.on_close = lambda: finish_program(spark, _state_location(merger, checkpoint), job, merger)
 
     def after(batch_id: int) -> None:
         rejects.write(batch_id, list(batch_rejects))
@@ -172,8 +180,12 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
             sink.write(batch_id)
 
     merger.after_batch.append(after)
+    if checkpoint is not None:
+        if args.sink:
+            checkpoint.attach_sink(args.sink)
+        merger.resume(checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, merger, keyed_atom_stream(frame, job))
+    _drive(args, merger, keyed_atom_stream(frame, job), checkpoint)
     _summary(args, merger, "")
     return 0
 

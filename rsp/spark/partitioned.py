@@ -311,8 +311,15 @@ class Merger:
 
     def __call__(self, table, batch_id: int) -> None:
         with self.lock:
+            checkpoint = self.checkpoint
             if self.stopping:
+                if checkpoint is not None:
+                    from rsp.spark.feed import Stopped
+
+                    raise Stopped()
                 return
+            if checkpoint is not None and batch_id <= checkpoint.committed_batch:
+                return  # merged before a restart; Spark hands it over again
             self.batches += 1
             bound = None
             for row in table.to_pylist():
@@ -333,6 +340,32 @@ class Merger:
                 self.flush(bound)
             for callback in self.after_batch:
                 callback(batch_id)
+            if checkpoint is not None:
+                checkpoint.commit(batch_id, self.saved(), None)
+
+    def saved(self) -> dict:
+        """What a restart needs besides Spark's own state: the answers held back and the timeline."""
+        return {
+            "pending": [[instant, list(answers)] for instant, answers in sorted(self.pending.items())],
+            "first": self.first, "last": self.last, "next": self.next, "late": self.late,
+            "batches": self.batches, "answers": self.answers,
+        }  # fmt: skip
+
+    def resume(self, checkpoint) -> None:
+        """Commit rsp's side of every micro-batch in ``checkpoint`` (a :class:`rsp.spark.checkpoint.
+        Checkpoint`); after a restart, take the held-back answers and the timeline back."""
+        self.checkpoint = checkpoint
+        saved = checkpoint.counters()
+        if not saved:
+            return
+        for instant, answers in saved["pending"]:
+            self.add(instant, answers)
+        self.first, self.last, self.late = saved["first"], saved["last"], saved["late"]
+        self.batches, self.answers = saved["batches"], saved["answers"]
+        self.restore_next(saved["next"])
+
+    def restore_next(self, instant: int | None) -> None:
+        self.next = instant
 
     def stop(self) -> None:
         with self.lock:
@@ -396,6 +429,13 @@ class ProgramMerger(Merger):
 
     def first_instant(self, first: int) -> int:
         return first
+
+    def restore_next(self, instant: int | None) -> None:
+        """Bring the local engine of the facts-only atoms to where the written time points left it."""
+        self.next = instant
+        if instant is not None and self.first is not None:
+            for t in range(self.first, instant):
+                self.static.step(t)
 
     def write(self, instant: int, atoms) -> None:
         from rsp.lars.model import format_atom

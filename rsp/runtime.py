@@ -351,6 +351,7 @@ class Engine:
             facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in closure)
         program = check(Program(tuple(rules) + tuple(facts), (), file))
         handle = QueryHandle(self, query, translation, program, LarsEngine(program))
+        handle.static = static  # the asserted static triples (ontologies, FROM graphs), for explanations
         self.queries.append(handle)
         return handle
 

@@ -372,3 +372,36 @@ def test_lars_explain_jsonl_and_text(capsys) -> None:
     assert main([*args, "--explain", "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "    40 | " in out and "         q1(x3,z) @ 40  by q1(A,C) :- [3] <> a(A,B), [#3] <> b(B,C)." in out
+
+
+def test_static_triples_the_ontology_entails_are_explained_by_their_w3c_rule() -> None:
+    """An answer resting on a type the ontology gives (r102 is a MeetingRoom, hence a Room) shows the
+    background rule that derived it when the static data was closed, with its static premises; running
+    that rule over those premises derives the triple again."""
+    from rsp.query.explain import Kind
+
+    building = ROOT / "examples" / "building"
+    engine = Engine(entailment="rdfs", explain=True)
+    engine.load_ontology(ROOT / "ontologies" / "building.ttl")
+    handle = engine.register((building / "hot-rooms.rq").read_text(), str(building / "hot-rooms.rq"))
+    derived_steps = []
+
+    def on_result(result) -> None:
+        for explanation in handle.explain_result(result, limit=None):
+            assert set(explanation.rules()) <= set(handle.rules())
+            for step in explanation.walk():
+                if step.kind is Kind.STATIC and step.rule is not None:
+                    derived_steps.append(step)
+                    assert step.rule in explanation.static_rules()
+
+    handle.subscribe(on_result)
+    for time, triples in read_triple_file(building / "temperatures.nt"):
+        engine.push(triples, time)
+    engine.close()
+    assert derived_steps
+    assert {str(step.rule.origin) for step in derived_steps} <= W3C_IDS
+    for step in derived_steps:
+        facts = [Rule(Head(Atom("g", child.triple))) for child in step.children if child.triple]
+        lars = LarsEngine(check(Program((step.rule, *facts))))
+        lars.step(0)
+        assert step.triple in lars.facts["g"].now, step.triple

@@ -158,6 +158,15 @@ def _run(rules: list[Rule]) -> dict[str, set[tuple]]:
     return tables
 
 
+def closure_program(regime: Regime, asserted: Iterable[Triple], pred: str = "g") -> list[Rule]:
+    """The static triples as facts of ``pred`` with the regime's rules (W3C ids as origins): the
+    program whose answer at one time point is the static closure (and explains each of its triples)."""
+    program = _facts(pred, asserted, "static") + helper_facts(regime, pred)
+    for template in regime_rules(regime):
+        program += template.lars(pred)
+    return program
+
+
 def static_closure(
     regime: Regime, triples: Iterable[Triple], pred: str = "g"
 ) -> tuple[frozenset[Triple], frozenset[tuple[str, str, str]]]:
@@ -167,10 +176,7 @@ def static_closure(
     asserted = set(map(tuple, triples))
     if regime is Regime.NONE:
         return frozenset(asserted), frozenset()
-    program = _facts(pred, asserted, "static") + helper_facts(regime, pred)
-    for template in regime_rules(regime):
-        program += template.lars(pred)
-    tables = _run(program)
+    tables = _run(closure_program(regime, asserted, pred))
     derived = tables.get(pred, set())
     closure = asserted | {t for t in derived if not is_noise(t)}
     clashes = frozenset(

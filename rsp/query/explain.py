@@ -40,7 +40,8 @@ class Kind(enum.Enum):
     STREAM = "stream"
     """a stream triple, with its stream and timestamps"""
     STATIC = "static"
-    """a triple of the static graphs and ontologies (closed under the entailment regime once)"""
+    """a triple of the static graphs and ontologies (closed under the entailment regime once); one
+    the closure derived has the background rule (W3C id) and its static premises"""
     CONDITION = "condition"
     """a FILTER or comparison that held, with the values it read"""
 
@@ -112,7 +113,8 @@ class Step:
             when = f" in slot {self._when()}" if self.times else ""
             yield f"{pad}{_triple_text(self.triple, term)}{when}  [by {_origin_label(self.rule)}]"
         elif self.kind is Kind.STATIC:
-            yield f"{pad}{_triple_text(self.triple, term)}  [static graph]"
+            by = f", by {_origin_label(self.rule)}" if self.rule is not None else ""
+            yield f"{pad}{_triple_text(self.triple, term)}  [static graph{by}]"
         else:
             yield f"{pad}{_triple_text(self.triple, term)}  [{self._where(term)}]"
         for child in children:
@@ -161,10 +163,19 @@ class Explanation:
             yield from step.walk()
 
     def rules(self) -> list[Rule]:
-        """The rules the explanation uses, each once, in the order they first appear."""
+        """The rules of the query's program the explanation uses, each once, in the order they first
+        appear (the rules that closed the static data are :meth:`static_rules`)."""
         seen: dict[int, Rule] = {}
         for step in self.walk():
-            if step.rule is not None:
+            if step.rule is not None and step.kind is not Kind.STATIC:
+                seen.setdefault(id(step.rule), step.rule)
+        return list(seen.values())
+
+    def static_rules(self) -> list[Rule]:
+        """The background rules that derived its static triples when the static data was closed."""
+        seen: dict[int, Rule] = {}
+        for step in self.walk():
+            if step.rule is not None and step.kind is Kind.STATIC:
                 seen.setdefault(id(step.rule), step.rule)
         return list(seen.values())
 
@@ -194,6 +205,7 @@ class Explanation:
                 for stream, triple, time in self.stream_triples()
             ],
             "static": [" ".join(t) + " ." for t in self.static_triples()],
+            "static_rules": [{"rule": str(r), "origin": str(r.origin)} for r in self.static_rules()],
             "solutions": [s.to_json() for s in self.steps],
         }
         if self.omitted:
@@ -315,11 +327,12 @@ class _Converter:
         self.slot = tr.slot
         self.point = handle.lars.t
         self.times = handle._element_times
+        self.handle = handle
 
     def derivation(self, d: Derivation) -> Step:
         if d.rule is None:
             if d.source == "background fact":
-                return Step(Kind.STATIC, triple=d.args)
+                return self.static(d.args)
             return self.stream(d.pred, d.args, [d.time])
         if d.pred in self.graphs:
             step = Step(Kind.DERIVED, triple=d.args, rule=d.rule)
@@ -338,6 +351,14 @@ class _Converter:
                 step.children.append(Step(Kind.CONDITION, text=premise.text))
         return step
 
+    def static(self, triple: tuple) -> Step:
+        """A static triple; one the entailment regime derived comes with its derivation in the closure."""
+        closure = _closure_engine(self.handle)
+        if closure is None:
+            return Step(Kind.STATIC, triple=triple)
+        found = closure.explain("g", triple)
+        return Step(Kind.STATIC, triple=triple) if found is None else _static_step(found)
+
     def stream(self, pred: str, args: tuple, points: Iterable[int]) -> Step:
         step = Step(Kind.STREAM, triple=args, stream=self.streams.get(pred, pred))
         slot, points = self.slot, set(points)
@@ -347,6 +368,42 @@ class _Converter:
         if not step.times:
             step.times, step.within = sorted(p * slot for p in points), slot
         return step
+
+
+def _closure_engine(handle):
+    """The engine that closed the query's static data (built on first use, kept on the handle), or
+    None when there is no entailment or no static data."""
+    from rsp.background import Regime
+
+    regime = Regime(handle.engine.entailment)
+    static = getattr(handle, "static", None)
+    if regime is Regime.NONE or not static:
+        return None
+    engine = getattr(handle, "_closure_engine", None)
+    if engine is None:
+        from rsp.background.specialise import closure_program
+        from rsp.engine import Engine
+        from rsp.lars import check
+        from rsp.lars.model import Program
+
+        rules = closure_program(regime, set(map(tuple, static)))
+        engine = Engine(check(Program(tuple(rules), source="<static closure>")))
+        engine.step(0)
+        handle._closure_engine = engine
+    return engine
+
+
+def _static_step(d: Derivation) -> Step:
+    """A derivation of the static closure as a static step: the rule and the static premises."""
+    step = Step(Kind.STATIC, triple=d.args, rule=d.rule)
+    for premise in d.premises:
+        if premise.derivations:
+            step.children.extend(_static_step(sub) for sub in premise.derivations)
+        elif premise.atom is not None and premise.atom[0] == "g":
+            step.children.append(Step(Kind.STATIC, triple=premise.atom[1]))
+        elif premise.atom is None:
+            step.children.append(_condition(premise.literal, premise.text, premise.values))
+    return step
 
 
 def _variable(name: str) -> str:

@@ -107,7 +107,7 @@ def test_feeder_merges_streams_in_the_order_given() -> None:
         )
     )
     pushed = []
-    engine.push = lambda triples, time, stream: pushed.append((time, stream, len(triples)))
+    engine.push = lambda triples, time, stream, plain=False: pushed.append((time, stream, len(triples)))
     feeder = QueryFeeder(engine, ["<http://ex.org/s>", "<http://ex.org/t>"])
     line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}"
     rows = [

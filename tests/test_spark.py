@@ -316,3 +316,22 @@ def test_ctrl_c_stops_cleanly_and_flushes_the_last_instants(tmp_path: Path, caps
     )
     assert code == 0
     assert output.read_text() == expected
+
+
+def test_a_late_element_under_late_fail_stops_the_run_with_its_reason(tmp_path: Path, capsys) -> None:
+    """The engine works on its own thread while Spark prepares the next micro-batch: an error it raises
+    (a late element under --late fail) still ends the run with exit code 2 and the reason."""
+    incoming = tmp_path / "in"
+    incoming.mkdir()
+    line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}\n"
+    now = time.time()
+    for index, ms in enumerate((5000, 6000, 1000)):
+        path = incoming / f"part-{index}.nt"
+        path.write_text(line.format(ms))
+        os.utime(path, (now - 100 + index, now - 100 + index))
+    query = tmp_path / "q.rq"
+    query.write_text("REGISTER QUERY Q AS\nSELECT ?s FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s] WHERE { ?s ?p ?o }\n")
+    status = main(["spark", str(query), "--stream", str(incoming), "--available-now", "--max-files-per-trigger", "1",
+                   "--late", "fail", "--output", str(tmp_path / "out.jsonl")])  # fmt: skip
+    assert status == 2
+    assert "late element at time 1000 (stream already at 6000)" in capsys.readouterr().err

@@ -284,6 +284,8 @@ def _drive(args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoi
         for number in (signal.SIGINT, signal.SIGTERM):
             previous[number] = signal.signal(number, lambda *_: stop.set())
     started = time.monotonic()
+    if checkpoint is None and hasattr(feeder, "overlap"):
+        feeder.overlap()  # Spark prepares the next micro-batch while the engine works on this one
     query = start(
         feeder,
         frame,

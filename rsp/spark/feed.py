@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import queue
 import re
 import sys
 import threading
@@ -160,7 +161,12 @@ class Feeder:
 
     With a :class:`rsp.spark.checkpoint.Checkpoint` (:meth:`resume`), every micro-batch logs what it
     pushes and commits rsp's state before returning, micro-batches committed before a restart are
-    skipped, and a stopping run leaves the micro-batch it refuses uncommitted."""
+    skipped, and a stopping run leaves the micro-batch it refuses uncommitted.
+
+    Without one, :meth:`overlap` lets Spark prepare the next micro-batch while the engine works on this
+    one: a call only queues the table (at most one waiting) for a thread of the feeder's own, which
+    processes micro-batches in order; :meth:`stop` and :meth:`close` first let every queued one through.
+    """
 
     def __init__(self, sources: Sequence[str], rejects: Rejects) -> None:
         self.sources = list(sources)
@@ -174,12 +180,53 @@ class Feeder:
         self.after_batch: list[Callable[[int], None]] = []
         """Called with the batch id after each micro-batch (e.g. to write its results to a sink)."""
         self.checkpoint: Checkpoint | None = None
+        self._queue: queue.Queue | None = None
+        self._failed: BaseException | None = None
+
+    def overlap(self) -> None:
+        """Process micro-batches on a thread of their own (see the class docstring; not with a
+        checkpoint, whose commit must follow the processing)."""
+        if self.checkpoint is not None or self._queue is not None:
+            return
+        self._queue = queue.Queue(maxsize=1)
+        threading.Thread(target=self._work, name="rsp-engine", daemon=True).start()
+
+    def _work(self) -> None:
+        pending = self._queue
+        while True:
+            item = pending.get()
+            try:
+                if item is None:
+                    return
+                if self._failed is None:
+                    try:
+                        self._process(*item)
+                    except BaseException as err:  # noqa: BLE001 - raised again to Spark and the driver
+                        self._failed = err
+            finally:
+                pending.task_done()
+
+    def drain(self) -> None:
+        """Wait until every queued micro-batch is processed; raise what processing one raised."""
+        if self._queue is not None:
+            self._queue.join()
+        if self._failed is not None:
+            raise self._failed
 
     def __call__(self, table: pa.Table, batch_id: int) -> None:
         """Process one micro-batch (skipped once :meth:`stop` was called: the run is ending)."""
+        if self._queue is not None:
+            if self._failed is not None:
+                raise self._failed
+            if not self.stopping:
+                self._queue.put((table, batch_id))
+            return
+        self._process(table, batch_id)
+
+    def _process(self, table: pa.Table, batch_id: int) -> None:
         with self.lock:
             checkpoint = self.checkpoint
-            if self.stopping:
+            if self.stopping and self._queue is None:
                 if checkpoint is not None:
                     raise Stopped()
                 return
@@ -230,13 +277,18 @@ class Feeder:
         raise NotImplementedError
 
     def stop(self) -> None:
-        """Wait for the micro-batch in progress, then ignore any later one."""
+        """Wait for the micro-batch in progress (and the queued ones), then ignore any later one."""
+        if self._queue is not None:
+            self.stopping = True
+            self.drain()
+            return
         with self.lock:
             self.stopping = True
 
     def close(self) -> None:
         """End of the streams: let the engine emit its last instants (once), then run
         :attr:`after_batch` for them as one more batch."""
+        self.drain()
         with self.lock:
             if self.closed:
                 return

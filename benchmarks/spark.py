@@ -52,18 +52,16 @@ def line(k: int) -> str:
     return f'<http://ex.org/e{k}> <http://ex.org/p> "{k}"^^{XSD_INTEGER} . # {k}\n'
 
 
-def write_files(directory: Path, start: int, count: int, parts: int) -> list[Path]:
-    """``count`` lines from element ``start`` as ``parts`` files dated in order (Spark takes new files by
-    modification time)."""
+def write_files(directory: Path, lines: list[str], parts: int) -> list[Path]:
+    """The lines as ``parts`` files dated in order (Spark takes new files by modification time)."""
     directory.mkdir(parents=True, exist_ok=True)
-    size = -(-count // parts)
+    size = -(-len(lines) // parts)
     now = time.time()
     paths = []
     for index in range(parts):
         path = directory / f"part-{index:03d}.nt"
         with path.open("w") as handle:
-            first, last = start + index * size, start + min(count, (index + 1) * size)
-            handle.writelines(line(k) for k in range(first, last))
+            handle.writelines(lines[index * size : (index + 1) * size])
         os.utime(path, (now - 1000 + index, now - 1000 + index))
         paths.append(path)
     return paths
@@ -96,8 +94,10 @@ def throughput(data: Path, lines: int) -> dict[str, Any]:
     query = data / "count.rq"
     query.write_text(QUERY)
     one, ten = data / "one", data / "ten"
-    write_files(one, 0, lines, 1)
-    write_files(ten, 0, lines, 10)
+    generated = [line(k) for k in range(lines)]
+    write_files(one, generated, 1)
+    write_files(ten, generated, 10)
+    del generated
     single = one / "part-000.nt"
     print(f"  throughput: {lines:,} lines ...", file=sys.stderr, flush=True)
     runs = {
@@ -156,16 +156,10 @@ def partitioned(data: Path, elements: int, vehicles: int = 100, parts: int = 4) 
     query = data / "slow.rq"
     query.write_text(PARTITIONED_QUERY)
     directory = data / "vehicles"
-    directory.mkdir(parents=True, exist_ok=True)
     lines = vehicle_lines(elements, vehicles)
     single = data / "vehicles.nt"
     single.write_text("".join(lines))
-    size = -(-len(lines) // parts)
-    now = time.time()
-    for index in range(parts):
-        path = directory / f"part-{index:03d}.nt"
-        path.write_text("".join(lines[index * size : (index + 1) * size]))
-        os.utime(path, (now - 1000 + index, now - 1000 + index))
+    write_files(directory, lines, parts)
     print(f"  partitioned: {len(lines):,} lines, {vehicles} vehicles ...", file=sys.stderr, flush=True)
     spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
     spark += ["--max-files-per-trigger", "1"]
@@ -187,7 +181,7 @@ def partitioned(data: Path, elements: int, vehicles: int = 100, parts: int = 4) 
 def latency(data: Path, files: int = 20) -> dict[str, Any]:
     query = data / "count.rq"
     directory = data / "tiny"
-    write_files(directory, 0, files, files)
+    write_files(directory, [line(k) for k in range(files)], files)
     print(f"  latency: {files} one-line files ...", file=sys.stderr, flush=True)
     spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
     each = timed([*spark, "--max-files-per-trigger", "1"])

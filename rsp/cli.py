@@ -120,10 +120,6 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.explain and args.format == "count":
         raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
-    if not os.path.isfile(args.program):
-        raise RspError(
-            "cannot read program: no such file (give the path of a .lars file)", Position(args.program)
-        )
     program = load(args.program)
     if not args.quiet:
         for warning in program.warnings:

@@ -79,6 +79,7 @@ class QueryHandle:
         self.translation = translation
         self.program = program
         self.lars = lars_engine
+        self._in_order = lars_engine.needs_arrival_order  # [TRIPLES n] windows: keep arrival order
         self.results: list[Result] = []
         self._subscribers: list[Callable[[Result], None]] = []
         self.slot = translation.slot
@@ -133,7 +134,7 @@ class QueryHandle:
             self._close(self._next_instant)
             self._next_instant += self.step
         slot = time // self.slot
-        if self.lars.needs_arrival_order:  # [TRIPLES n] windows count atoms across predicates
+        if self._in_order:  # [TRIPLES n] windows count atoms across predicates
             self._pending.setdefault(slot, []).extend([(pred, t) for t in triples])
         else:  # per predicate, as the engine stores them (see rsp.engine.Engine.step)
             groups = self._pending.get(slot)

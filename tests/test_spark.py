@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from golden_cases import GOLDEN, case_names
+from spark_conftest import write_parts
 from test_csrbench import CSRBENCH, _expected, _instants
 
 from rsp.cli import main
@@ -322,13 +323,8 @@ def test_a_late_element_under_late_fail_stops_the_run_with_its_reason(tmp_path: 
     """The engine works on its own thread while Spark prepares the next micro-batch: an error it raises
     (a late element under --late fail) still ends the run with exit code 2 and the reason."""
     incoming = tmp_path / "in"
-    incoming.mkdir()
     line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}\n"
-    now = time.time()
-    for index, ms in enumerate((5000, 6000, 1000)):
-        path = incoming / f"part-{index}.nt"
-        path.write_text(line.format(ms))
-        os.utime(path, (now - 100 + index, now - 100 + index))
+    write_parts(incoming, [line.format(ms) for ms in (5000, 6000, 1000)], 3, ".nt")
     query = tmp_path / "q.rq"
     query.write_text("REGISTER QUERY Q AS\nSELECT ?s FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s] WHERE { ?s ?p ?o }\n")
     status = main(["spark", str(query), "--stream", str(incoming), "--available-now", "--max-files-per-trigger", "1",

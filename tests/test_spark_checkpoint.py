@@ -123,7 +123,7 @@ def test_checkpoint_refuses_another_run_and_a_pipe(tmp_path: Path) -> None:
     (checkpoint / "rsp").mkdir(parents=True)
     (checkpoint / "rsp" / "state.json").write_text(
         json.dumps({"version": 1, "identity": {"kind": "lars"}, "batch": 0, "output": 0, "logs": [],
-                    "log_times": [], "counters": {}})
+                    "counters": {}})
     )  # fmt: skip
     other = _rsp(*_spark_args(QUERY, source, checkpoint, tmp_path / "o.jsonl", *BUILDING_ARGS), "--available-now")
     assert other.returncode == 2 and "belongs to another run" in other.stderr

@@ -72,6 +72,10 @@ def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProgramError(
+            "cannot read program: no such file (give the path of a .lars file)", Position(source)
+        ) from None
     except OSError as err:
         raise ProgramError(f"cannot read program: {err.strerror}", Position(source)) from None
     if cache:

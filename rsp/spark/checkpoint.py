@@ -7,7 +7,8 @@ commits its own state for that micro-batch in ``DIR/rsp``:
 * ``log/<batch>.arrow`` (queries) or ``log/<batch>.pickle`` (LARS programs): the elements the
   micro-batch pushed into the engine, in the order pushed (validated, ordered, late ones removed);
 * ``state.json``, replaced atomically last: the micro-batch id, the length of the output file after
-  its results were written and synced, the logs to replay and the run's counters.
+  its results were written and synced, the logs to replay (with the newest element time of each) and
+  the run's counters.
 
 The engine's state is not serialised (its rules are compiled code): on a restart a fresh engine is
 built from the same query or program and the logged elements are pushed into it again with its output
@@ -75,6 +76,8 @@ class Checkpoint:
         self.identity = identity
         """What the run is (program file, kind, streams): a restart with another one is refused."""
         self.state: dict[str, Any] | None = None
+        self._pending_log: tuple[int, int | None] | None = None
+        """(micro-batch, newest element time) of the log written for the micro-batch being committed"""
         self.replaying = False
         self.output: TextIO | None = None
         self.sink_directory: str | None = None
@@ -143,7 +146,7 @@ class Checkpoint:
         """The committed logs in micro-batch order; logs of uncommitted micro-batches are removed."""
         if not self.logs.is_dir():
             return []
-        keep = set(self.state["logs"]) if self.state is not None else set()
+        keep = {batch for batch, _newest in self.state["logs"]} if self.state is not None else set()
         found = []
         for entry in self.logs.iterdir():
             stem = entry.name.partition(".")[0]
@@ -192,11 +195,9 @@ class Checkpoint:
         else:
             length = 0
         _fault("written", batch_id)
-        logs = dict(self.state["log_times"]) if self.state is not None else {}
-        logs = {int(k): v for k, v in logs.items()}
-        pending = getattr(self, "_pending_log", None)
-        if pending is not None and pending[0] == batch_id:
-            logs[batch_id] = pending[1]
+        logs = dict(self.state["logs"]) if self.state is not None else {}
+        if self._pending_log is not None and self._pending_log[0] == batch_id:
+            logs[batch_id] = self._pending_log[1]
         dropped = []
         if keep_from is not None:
             dropped = [b for b, newest in logs.items() if newest is not None and newest < keep_from]
@@ -207,8 +208,7 @@ class Checkpoint:
             "identity": self.identity,
             "batch": batch_id,
             "output": length,
-            "logs": sorted(logs),
-            "log_times": sorted(logs.items()),
+            "logs": sorted(logs.items()),
             "counters": counters,
         }
         self.home.mkdir(parents=True, exist_ok=True)

@@ -71,51 +71,31 @@ def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
 
 def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
-    from rsp.background import load_ontology
     from rsp.cli import open_query
     from rsp.query.partition import partition_plan
-    from rsp.runtime import _resolve_graph
     from rsp.spark.partitioned import Job, Merger, finish, keyed_stream
 
     checkpoint = _checkpoint(args, "query --partition-by", out)
-    engine, query, writer, pairs = open_query(args, args.program, out)
+    _engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
     plan = partition_plan(query.query, args.partition_by, args.entailment)
-    plan.check_static(engine.static, "--ontology")
-    for graph in query.query.graphs:
-        plan.check_static(load_ontology(_resolve_graph(graph, args.program)), f"FROM {graph}")
+    plan.check_static(query.static, "--ontology and FROM graphs")
     sources = [Source.parse(path) for _iri, path in pairs]
     spark = session(args.master)
     text = Path(args.program).read_text(encoding="utf-8")
     job = Job(text, args.program, tuple(i for i, _ in pairs), plan, query.step)
-    subscribers = [writer.write]
-    if args.sink:
-        sink = ResultSink(spark, args.sink, args.sink_format or "json", "select")
-        subscribers.append(sink.add)
-    rejects = Rejects(args.reject, print_error)
-    batch_rejects: list[dict] = []
+    sink = ResultSink(spark, args.sink, args.sink_format or "json", "select") if args.sink else None
 
     def emit(result) -> None:
-        for subscriber in subscribers:
-            subscriber(result)
+        writer.write(result)
+        if sink is not None:
+            sink.add(result)
 
-    def reject(row: dict) -> None:
-        batch_rejects.append({**row, "stream": args.stream[0]})
-
+    reject, after = _merger_callbacks(args, args.stream[0], sink)
     merger = Merger(query.name, query.variables, query.step, emit, reject)
     merger.on_close = lambda: finish(spark, _state_location(merger, checkpoint), job, merger)
-
-    def after(batch_id: int) -> None:
-        rejects.write(batch_id, list(batch_rejects))
-        batch_rejects.clear()
-        if args.sink:
-            sink.write(batch_id)
-
     merger.after_batch.append(after)
-    if checkpoint is not None:
-        if args.sink:
-            checkpoint.attach_sink(args.sink)
-        merger.resume(checkpoint)
+    _resume(args, merger, checkpoint)
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
@@ -123,6 +103,34 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     writer.close()
     _summary(args, merger, "")
     return 0
+
+
+def _merger_callbacks(args: argparse.Namespace, stream: str, sink: ResultSink | None):
+    """For a partitioned run's merger: ``reject`` collects the malformed lines the keys report, ``after``
+    writes them (stderr, ``--reject``) and the sink's rows at the end of each micro-batch."""
+    rejects = Rejects(args.reject, print_error)
+    collected: list[dict] = []
+
+    def reject(row: dict) -> None:
+        collected.append({**row, "stream": stream})
+
+    def after(batch_id: int) -> None:
+        rejects.write(batch_id, list(collected))
+        collected.clear()
+        if sink is not None:
+            sink.write(batch_id)
+
+    return reject, after
+
+
+def _resume(args: argparse.Namespace, consumer, checkpoint: Checkpoint | None) -> None:
+    """Checkpoint a feeder or merger: drop the sink partitions of uncommitted micro-batches and take
+    rsp's committed state back (nothing without ``--checkpoint``)."""
+    if checkpoint is None:
+        return
+    if args.sink:
+        checkpoint.attach_sink(args.sink)
+    consumer.resume(checkpoint)
 
 
 def _state_location(merger, checkpoint: Checkpoint | None) -> str:
@@ -143,7 +151,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     """``--partition-by V`` for a LARS program: one engine per key on the executors."""
     from rsp.lars import load
     from rsp.lars.partition import partition_keys
-    from rsp.spark.partitioned import ProgramJob, ProgramMerger, finish_program, keyed_atom_stream
+    from rsp.spark.partitioned import ProgramJob, ProgramMerger, finish, keyed_atom_stream
 
     checkpoint = _checkpoint(args, "lars --partition-by", out)
     program = load(args.program)
@@ -158,8 +166,6 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
     name = Path(args.program).stem
     job = ProgramJob(Path(args.program).read_text(encoding="utf-8"), args.program, keys)
-    rejects = Rejects(args.reject, print_error)
-    batch_rejects: list[dict] = []
 
     def emit(t: int, atoms: list[str]) -> None:
         out.write(_time_point_record(t, fmt, atoms, len(atoms)))
@@ -167,23 +173,11 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
             sink.add_atoms(name, t, atoms)
         out.flush()
 
-    def reject(row: dict) -> None:
-        batch_rejects.append({**row, "stream": str(source)})
-
+    reject, after = _merger_callbacks(args, str(source), sink)
     merger = ProgramMerger(name, program, emit, reject)
-    merger.on_close = lambda: finish_program(spark, _state_location(merger, checkpoint), job, merger)
-
-    def after(batch_id: int) -> None:
-        rejects.write(batch_id, list(batch_rejects))
-        batch_rejects.clear()
-        if sink is not None:
-            sink.write(batch_id)
-
+    merger.on_close = lambda: finish(spark, _state_location(merger, checkpoint), job, merger)
     merger.after_batch.append(after)
-    if checkpoint is not None:
-        if args.sink:
-            checkpoint.attach_sink(args.sink)
-        merger.resume(checkpoint)
+    _resume(args, merger, checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
     _drive(args, merger, keyed_atom_stream(frame, job), checkpoint)
     _summary(args, merger, "")
@@ -214,10 +208,7 @@ def _run_query(args: argparse.Namespace, out: TextIO) -> int:
         sink = ResultSink(spark, args.sink, args.sink_format or "json", kind)
         query.subscribe(sink.add)
         feeder.after_batch.append(sink.write)
-    if checkpoint is not None:
-        if args.sink:
-            checkpoint.attach_sink(args.sink)
-        feeder.resume(checkpoint)
+    _resume(args, feeder, checkpoint)
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
@@ -266,10 +257,7 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
     feeder = ProgramFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error), on_late=late)
     if sink is not None:
         feeder.after_batch.append(sink.write)
-    if checkpoint is not None:
-        if args.sink:
-            checkpoint.attach_sink(args.sink)
-        feeder.resume(checkpoint)
+    _resume(args, feeder, checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
     _drive(args, feeder, frame, checkpoint)
     _summary(args, feeder, "")

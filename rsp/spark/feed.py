@@ -156,6 +156,17 @@ class Stopped(RuntimeError):
         super().__init__(self.MESSAGE)
 
 
+def admitted(stopping: bool, checkpoint: Checkpoint | None, batch_id: int) -> bool:
+    """Whether a consumer of micro-batches processes this one: not once its run is stopping (with a
+    checkpoint it raises :class:`Stopped`, so that Spark leaves the micro-batch uncommitted), and not a
+    micro-batch committed before a restart (Spark hands it over again)."""
+    if stopping:
+        if checkpoint is not None:
+            raise Stopped()
+        return False
+    return checkpoint is None or batch_id > checkpoint.committed_batch
+
+
 class Feeder:
     """What every feeder shares: a lock held while a micro-batch is processed, stop and counters.
 
@@ -226,12 +237,8 @@ class Feeder:
     def _process(self, table: pa.Table, batch_id: int) -> None:
         with self.lock:
             checkpoint = self.checkpoint
-            if self.stopping and self._queue is None:
-                if checkpoint is not None:
-                    raise Stopped()
+            if not admitted(self.stopping and self._queue is None, checkpoint, batch_id):
                 return
-            if checkpoint is not None and batch_id <= checkpoint.committed_batch:
-                return  # committed before a restart; Spark hands it over again
             self.batches += 1
             self.last_batch = batch_id
             self.feed(table, batch_id)

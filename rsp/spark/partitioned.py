@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -45,7 +45,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from rsp.lars.partition import AtomKeys
 from rsp.query.partition import KeyPlan
-from rsp.spark.feed import display_path, recheck_triple
+from rsp.spark.feed import admitted, display_path, recheck_triple
 
 KEYED_SCHEMA = (
     "key string, time long, stream int, s string, p string, o string, line string, file string, reason string"
@@ -162,6 +162,11 @@ class KeyEngine:
     def next_instant(self) -> int | None:
         return self.handle._next_instant
 
+    def finish(self, final: int) -> list[tuple]:
+        """Close the instants up to ``final``; their answer rows."""
+        self.advance(final)
+        return _result_rows(self)
+
 
 def _groups(rows: list[list]) -> Iterator[tuple[int, int, list[tuple[str, str, str]]]]:
     """Consecutive elements of one time and stream, as push batches."""
@@ -177,20 +182,46 @@ def _groups(rows: list[list]) -> Iterator[tuple[int, int, list[tuple[str, str, s
         yield current[0], current[1], batch
 
 
-_ENGINES: dict[tuple[int, str], KeyEngine] = {}
+_ENGINES: dict[tuple[int, str], object] = {}
 """Engines kept in an executor's Python worker between micro-batches, by (job, key)."""
 
 
-def _engine(job: Job, key: str, saved: dict | None) -> KeyEngine:
+def _engine(job, key: str, saved: dict | None):
+    """The key's engine (a :class:`KeyEngine` for a query's :class:`Job`, a :class:`ProgramKeyEngine`
+    for a :class:`ProgramJob`): the worker's own if it is at the saved state's version, else rebuilt."""
+    kind = ProgramKeyEngine if isinstance(job, ProgramJob) else KeyEngine
     cached = _ENGINES.get((hash(job), key))
     if saved is None:
-        engine = KeyEngine(job)
+        engine = kind(job)
     elif cached is not None and cached.version == saved["version"]:
         engine = cached
     else:
-        engine = KeyEngine.restore(job, saved)
+        engine = kind.restore(job, saved)
     _ENGINES[(hash(job), key)] = engine
     return engine
+
+
+def _reject_rows(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """The malformed lines sent under the empty key, as ``reject`` rows for the driver."""
+    rows = []
+    for frame in frames:
+        for row in frame.itertuples(index=False):
+            payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
+            rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+    return pd.DataFrame(rows, columns=list(Merger.columns))
+
+
+def _finish_key(job, final: int):
+    """Close every instant up to ``final`` of each key whose state is given (the end of the input)."""
+
+    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
+        rows = []
+        kind = ProgramKeyEngine if isinstance(job, ProgramJob) else KeyEngine
+        for text in frame["state"]:
+            rows.extend(kind.restore(job, json.loads(text)).finish(final))
+        return pd.DataFrame(rows, columns=list(Merger.columns))
+
+    return finish_key
 
 
 def _result_rows(engine: KeyEngine) -> list[tuple]:
@@ -204,12 +235,7 @@ def _run_key(job: Job):
         (name,) = key
         columns = list(Merger.columns)
         if name == REJECT_KEY:
-            rows = []
-            for frame in frames:
-                for row in frame.itertuples(index=False):
-                    payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
-                    rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-            yield pd.DataFrame(rows, columns=columns)
+            yield _reject_rows(frames)
             return
         saved = json.loads(state.get[0]) if state.exists else None
         engine = _engine(job, name, saved)
@@ -247,18 +273,6 @@ def _run_key(job: Job):
         yield pd.DataFrame(rows, columns=columns)
 
     return run_key
-
-
-def _finish_key(job: Job, final: int):
-    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
-        rows = []
-        for text in frame["state"]:
-            engine = KeyEngine.restore(job, json.loads(text))
-            engine.advance(final)
-            rows.extend(_result_rows(engine))
-        return pd.DataFrame(rows, columns=list(Merger.columns))
-
-    return finish_key
 
 
 def keyed_stream(frame: DataFrame, job: Job) -> DataFrame:
@@ -312,14 +326,8 @@ class Merger:
     def __call__(self, table, batch_id: int) -> None:
         with self.lock:
             checkpoint = self.checkpoint
-            if self.stopping:
-                if checkpoint is not None:
-                    from rsp.spark.feed import Stopped
-
-                    raise Stopped()
+            if not admitted(self.stopping, checkpoint, batch_id):
                 return
-            if checkpoint is not None and batch_id <= checkpoint.committed_batch:
-                return  # merged before a restart; Spark hands it over again
             self.batches += 1
             bound = None
             for row in table.to_pylist():
@@ -449,24 +457,6 @@ class ProgramMerger(Merger):
         return self.last
 
 
-def finish(spark: SparkSession, checkpoint: str, job: Job, merger: Merger) -> None:
-    """After the streaming query stopped: close the last instants of every key still in the state store
-    (on the executors) and write them."""
-    final = merger.final_instant()
-    if final is None:
-        return
-    try:
-        states = spark.read.format("statestore").load(checkpoint)
-    except Exception:  # noqa: BLE001 - no state was ever written (no key kept any)
-        states = None
-    if states is not None and not states.isEmpty():
-        frame = states.select(F.col("key.key").alias("key"), F.col("value.groupState.state").alias("state"))
-        answers = frame.groupBy("key").applyInPandas(_finish_key(job, final), OUTPUT_SCHEMA).toArrow()
-        for row in answers.to_pylist():
-            merger.pending[row["instant"]].extend(json.loads(row["payload"]))
-    merger.flush(final)
-
-
 # -- LARS programs ------------------------------------------------------------------------------------
 ATOM_SCHEMA = "key string, time long, atom string, line string, file string, reason string"
 ATOM_COLUMNS = ["key", "time", "atom", "line", "file", "reason"]
@@ -557,6 +547,10 @@ class ProgramKeyEngine:
     def saved(self) -> dict:
         return {"version": self.version, "log": self.log, "done": self.done}
 
+    def finish(self, final: int) -> list[tuple]:
+        """Evaluate the time points up to ``final``; their output rows."""
+        return self.evaluate(final)
+
 
 _PROGRAMS: dict[int, object] = {}
 
@@ -574,17 +568,14 @@ def _run_program_key(job: ProgramJob):
     def run_key(key: tuple, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
         (name,) = key
         columns = list(Merger.columns)
+        if name == REJECT_KEY:
+            yield _reject_rows(frames)
+            return
         data = pd.concat(list(frames), ignore_index=True) if not state.hasTimedOut else None
         # the largest time of the earlier micro-batches: times below it are final (the event time is one
         # after the atom's and the watermark's delay is one, so Spark drops exactly the late atoms)
         watermark = state.getCurrentWatermarkMs()
         rows: list[tuple] = []
-        if name == REJECT_KEY:
-            for row in data.itertuples(index=False):
-                payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
-                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-            yield pd.DataFrame(rows, columns=columns)
-            return
         first = last = None
         if data is not None and len(data):
             first, last = int(data["time"].min()), int(data["time"].max())
@@ -593,13 +584,7 @@ def _run_program_key(job: ProgramJob):
             yield pd.DataFrame(rows, columns=columns)
             return
         saved = json.loads(state.get[0]) if state.exists else None
-        cached = _ENGINES.get((hash(job), name))
-        if saved is None:
-            engine = ProgramKeyEngine(job)
-        elif cached is not None and cached.version == saved["version"]:
-            engine = cached
-        else:
-            engine = ProgramKeyEngine.restore(job, saved)
+        engine = _engine(job, name, saved)
         if data is not None and len(data):
             data = data.sort_values("time", kind="stable")
             elements = [[int(t), *json.loads(a)] for t, a in zip(data["time"], data["atom"], strict=True)]
@@ -609,23 +594,12 @@ def _run_program_key(job: ProgramJob):
         rows.extend(engine.evaluate(bound))
         rows.append(("mark", None, "", watermark - 1, first, last, 0))
         engine.version += 1
-        _ENGINES[(hash(job), name)] = engine
         state.update((json.dumps(engine.saved()),))
         done = engine.done if engine.done is not None else watermark
         state.setTimeoutTimestamp(max(done + 1, watermark))
         yield pd.DataFrame(rows, columns=columns)
 
     return run_key
-
-
-def _finish_program_key(job: ProgramJob, final: int):
-    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
-        rows = []
-        for text in frame["state"]:
-            rows.extend(ProgramKeyEngine.restore(job, json.loads(text)).evaluate(final))
-        return pd.DataFrame(rows, columns=list(Merger.columns))
-
-    return finish_key
 
 
 def keyed_atom_stream(frame: DataFrame, job: ProgramJob) -> DataFrame:
@@ -637,19 +611,20 @@ def keyed_atom_stream(frame: DataFrame, job: ProgramJob) -> DataFrame:
     )
 
 
-def finish_program(spark: SparkSession, checkpoint: str, job: ProgramJob, merger: ProgramMerger) -> None:
-    """After the streaming query stopped: evaluate every key up to the last time point and write them."""
+def finish(spark: SparkSession, checkpoint: str, job, merger: Merger) -> None:
+    """After the streaming query stopped: close the last instants (time points) of every key still in
+    the state store, on the executors, and write them (``job`` a query's :class:`Job` or a program's
+    :class:`ProgramJob`)."""
     final = merger.final_instant()
     if final is None:
         return
     try:
         states = spark.read.format("statestore").load(checkpoint)
-    except Exception:  # noqa: BLE001 - no state was ever written
+    except Exception:  # noqa: BLE001 - no state was ever written (no key kept any)
         states = None
     if states is not None and not states.isEmpty():
         frame = states.select(F.col("key.key").alias("key"), F.col("value.groupState.state").alias("state"))
-        frame = frame.where(F.col("key") != TIMELINE_KEY)
-        answers = frame.groupBy("key").applyInPandas(_finish_program_key(job, final), OUTPUT_SCHEMA).toArrow()
+        answers = frame.groupBy("key").applyInPandas(_finish_key(job, final), OUTPUT_SCHEMA).toArrow()
         for row in answers.to_pylist():
             merger.add(row["instant"], json.loads(row["payload"]))
     merger.flush(final)

@@ -1,14 +1,16 @@
 """Spark benchmarks: triples per second from files through Spark into the engine, against ``rsp run``
 on the same lines in the same run, and the latency floor of a micro-batch.
 
-    python benchmarks/spark.py [--quick] [--lines N] [--data DIR]
+    python benchmarks/spark.py [--quick] [--lines N] [--data DIR] [--repeat K]
 
 1. Throughput: N generated lines (``<http://ex.org/eK> <http://ex.org/p> "K"^^xsd:integer . # K``, one
    element per ms) counted by ``SELECT (COUNT(*) AS ?n) … [RANGE 1s STEP 1s]``:
    ``rsp run`` over the file; ``rsp spark --available-now`` over a directory holding it as one file (one
    micro-batch); and over ten files taken one per micro-batch (``--max-files-per-trigger 1``). Each
    command is a subprocess timed from start to exit; for Spark the time inside the streaming query
-   (from the run's summary) is reported too, without the ≈5 s session start. The outputs must be equal.
+   (from the run's summary) is reported too, without the ≈5 s session start, and checked against the
+   issue's target of 100k triples/s. ``--repeat K`` runs the three commands K times round robin and
+   keeps the fastest of each (this machine's noise is large). The outputs must be equal.
 2. Latency floor: 20 one-line files read one per micro-batch against the same files in one micro-batch;
    the difference per micro-batch is the cost of a micro-batch (offset and commit logs, job scheduling,
    Arrow hand-over).
@@ -90,7 +92,13 @@ def timed(args: list[str], timeout: float = 1800) -> dict[str, Any]:
     return result
 
 
-def throughput(data: Path, lines: int) -> dict[str, Any]:
+TARGET = 100_000
+"""Triples per second inside the streaming query that the Spark issue asks for (local[2], large batches)."""
+
+
+def throughput(data: Path, lines: int, repeat: int = 1) -> dict[str, Any]:
+    """Each command ``repeat`` times, round robin (machine noise hits them alike); the fastest run of
+    each is reported, every run's time is kept."""
     query = data / "count.rq"
     query.write_text(QUERY)
     one, ten = data / "one", data / "ten"
@@ -99,26 +107,36 @@ def throughput(data: Path, lines: int) -> dict[str, Any]:
     write_files(ten, generated, 10)
     del generated
     single = one / "part-000.nt"
-    print(f"  throughput: {lines:,} lines ...", file=sys.stderr, flush=True)
-    runs = {
-        "rsp run": timed(["run", str(query), "--stream", str(single), "-q"]),
-        "rsp spark, 1 file (1 micro-batch)": timed(
-            ["spark", str(query), "--stream", str(one), "--available-now"]
-        ),
-        "rsp spark, 10 files (10 micro-batches)": timed(
-            ["spark", str(query), "--stream", str(ten), "--available-now", "--max-files-per-trigger", "1"]
-        ),
+    print(f"  throughput: {lines:,} lines, {repeat} round(s) ...", file=sys.stderr, flush=True)
+    commands = {
+        "rsp run": ["run", str(query), "--stream", str(single), "-q"],
+        "rsp spark, 1 file (1 micro-batch)": ["spark", str(query), "--stream", str(one), "--available-now"],
+        "rsp spark, 10 files (10 micro-batches)": [
+            "spark", str(query), "--stream", str(ten), "--available-now", "--max-files-per-trigger", "1"
+        ],
     }
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, args in commands.items():
+            rounds[name].append(timed(args))
+    runs = {}
+    for name, done in rounds.items():
+        best = min(done, key=lambda r: r.get("query_s", r["wall"]))
+        best["all_wall"] = [r["wall"] for r in done]
+        if "query_s" in best:
+            best["all_query_s"] = [r.get("query_s") for r in done]
+        best["stdouts"] = {r["stdout"] for r in done}
+        runs[name] = best
     reference = runs["rsp run"]["stdout"]
     for run in runs.values():
-        run["same_output"] = run["stdout"] == reference and bool(reference)
+        run["same_output"] = run.pop("stdouts") == {reference} and bool(reference)
         run["triples_per_s"] = lines / run["wall"]
         if "query_s" in run:
             run["query_triples_per_s"] = lines / run["query_s"]
         run["us_per_triple"] = run["wall"] / lines * 1e6
         run["ratio_to_run"] = run["wall"] / runs["rsp run"]["wall"]
         del run["stdout"]
-    return {"lines": lines, "runs": runs}
+    return {"lines": lines, "repeat": repeat, "runs": runs}
 
 
 PARTITIONED_QUERY = """REGISTER QUERY Slow AS
@@ -201,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="100,000 lines instead of 1,000,000")
     parser.add_argument("--lines", type=int, help="lines in the throughput run")
     parser.add_argument("--data", help="directory for generated data, kept (default: a temporary one)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each throughput command (best kept)")
     parser.add_argument("--results", default=str(HERE / "results"), help="directory for the JSON results")
     args = parser.parse_args(argv)
     lines = args.lines or (100_000 if args.quick else 1_000_000)
@@ -210,14 +229,15 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-            "throughput": throughput(data, lines),
+            "throughput": throughput(data, lines, max(1, args.repeat)),
             "latency": latency(data),
             "partitioned": partitioned(data, 10_000 if args.quick else 50_000),
         }
     finally:
         if not args.data:
             shutil.rmtree(data, ignore_errors=True)
-    print(f"\n== Spark throughput: {lines:,} triples, COUNT(*) over [RANGE 1s STEP 1s] ==")
+    rounds = report["throughput"]["repeat"]
+    print(f"\n== Spark throughput: {lines:,} triples, COUNT(*) over [RANGE 1s STEP 1s], best of {rounds} ==")
     print(f"{'command':<42} {'wall s':>7} {'in query s':>10} {'triples/s':>10} {'µs/triple':>9} "
           f"{'× rsp run':>9}  output")
     bad = []
@@ -227,7 +247,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{run['us_per_triple']:>9.1f} {run['ratio_to_run']:>9.2f}  "
               f"{'same' if run['same_output'] else 'DIFFERS'}")
         if "query_triples_per_s" in run:
-            print(f"{'':<42} inside the streaming query: {run['query_triples_per_s']:,.0f} triples/s")
+            rate = run["query_triples_per_s"]
+            verdict = "met" if rate >= TARGET else "NOT met"
+            print(f"{'':<42} inside the streaming query: {rate:,.0f} triples/s "
+                  f"(target ≥ {TARGET:,}: {verdict})")
+        if len(run["all_wall"]) > 1:
+            each = run.get("all_query_s") or run["all_wall"]
+            print(f"{'':<42} all rounds: " + ", ".join(f"{t:.1f} s" for t in each))
         if "error" in run or not run["same_output"]:
             bad.append(name)
     lat = report["latency"]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import rdflib
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rsp.errors import RspError, StreamError
 from rsp.runtime import Engine
@@ -106,3 +108,71 @@ def test_engine_is_exported_from_the_package() -> None:
     import rsp
 
     assert rsp.Engine is Engine
+
+
+# -- push_sorted: a bulk push equals pushing each time on its own ------------------------------------------
+T_STREAM = "<http://ex.org/t>"
+BULK_QUERIES = [
+    f"REGISTER QUERY A AS SELECT ?x ?o FROM STREAM {STREAM} [RANGE 2s STEP 1s] WHERE {{ ?x {P} ?o }}",
+    # instants at multiples of 300 ms fall inside 500 ms slots
+    f"REGISTER ISTREAM B COMPUTE EVERY 300ms AS SELECT ?x FROM STREAM {STREAM} [RANGE 1s STEP 500ms] "
+    f"WHERE {{ ?x {P} ?o }}",
+    f"REGISTER QUERY C AS SELECT ?x FROM STREAM {STREAM} [TRIPLES 3] WHERE {{ ?x {P} ?o }}",
+    f"REGISTER QUERY D AS SELECT (COUNT(*) AS ?n) FROM STREAM {STREAM} [RANGE 1s STEP 1s] "
+    f"FROM STREAM {T_STREAM} [RANGE 2s STEP 1s] WHERE {{ ?x {P} ?o }}",
+]
+# calls of push_sorted: a stream, a base time (a later call may go back: late elements) and elements
+BULK_CALLS = st.lists(
+    st.tuples(
+        st.sampled_from([STREAM, T_STREAM]),
+        st.integers(0, 4000),
+        st.lists(st.tuples(st.integers(0, 400), st.sampled_from("abcde"), st.sampled_from("uvw"))),
+    ),
+    max_size=8,
+)
+
+
+def _bulk_run(calls, bulk: bool, explain: bool):
+    engine = Engine(explain=explain)
+    late = []
+    engine.on_late = lambda time, triple: late.append((time, triple))
+    queries = [engine.register(text) for text in BULK_QUERIES]
+    for stream, base, elements in calls:
+        timed = [(base + offset, triple(s, f"<http://ex.org/{o}>")) for offset, s, o in sorted(elements)]
+        if bulk:
+            engine.push_sorted([t for t, _ in timed], [x for _, x in timed], stream)
+        else:
+            for time in sorted({t for t, _ in timed}):
+                engine.push([x for t, x in timed if t == time], time, stream)
+    engine.close()
+    results = [[(r.time, sorted(map(str, r.bindings))) for r in q] for q in queries]
+    kept = [(q._element_times, list(q._element_order)) for q in queries]
+    return results, engine.late, sorted(late), kept  # push_sorted reports late elements query by query
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=BULK_CALLS, explain=st.booleans())
+def test_push_sorted_equals_pushing_each_time(calls, explain) -> None:
+    bulk = _bulk_run(calls, True, explain)
+    assert bulk == _bulk_run(calls, False, explain)
+    assert any(bulk[0]) or not any(elements for _s, _b, elements in calls)
+
+
+def test_push_sorted_checks_its_arguments() -> None:
+    engine = Engine()
+    engine.register(query())
+    with pytest.raises(ValueError, match="2 times for 1 triples"):
+        engine.push_sorted([1, 2], [triple("a")])
+    engine.push_sorted([], [])  # nothing to do
+    engine.close()
+
+
+def test_an_older_element_of_another_stream_does_not_cut_the_last_instants() -> None:
+    """The last instant reported is the first one after the newest element, whatever came last."""
+    engine = Engine()
+    both = engine.register(BULK_QUERIES[3])
+    engine.push([triple("a")], 1500, STREAM)
+    engine.push([triple("b")], 200, T_STREAM)  # no instant closed yet: not late
+    engine.close()
+    assert [r.time for r in both] == [2000]
+    assert engine.late == 0

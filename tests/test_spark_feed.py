@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,12 @@ def test_feeder_merges_streams_in_the_order_given() -> None:
         )
     )
     pushed = []
-    engine.push = lambda triples, time, stream, plain=False: pushed.append((time, stream, len(triples)))
+
+    def push_sorted(times, triples, stream):  # recorded as the pushes of each time it stands for
+        assert len(times) == len(triples)
+        pushed.extend((time, stream, len(list(group))) for time, group in groupby(times))
+
+    engine.push_sorted = push_sorted
     feeder = QueryFeeder(engine, ["<http://ex.org/s>", "<http://ex.org/t>"])
     line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}"
     rows = [

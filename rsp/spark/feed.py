@@ -29,6 +29,7 @@ import queue
 import re
 import sys
 import threading
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import groupby
 from pathlib import Path
@@ -42,6 +43,9 @@ from rsp.errors import Position, StreamError
 from rsp.io import atoms as atom_lines
 from rsp.io.ntriples import ReadCounters, parse_line
 from rsp.spark.checkpoint import QUERY_LOG_COLUMNS, Checkpoint, read_program_log, read_query_log
+
+CHUNK = 65536
+"""Rows converted to Python objects at a time (a micro-batch of a million rows is pushed in chunks)."""
 
 ORDER = ("time", "stream", "file_time", "file", "block", "pos")
 """The order of elements within a micro-batch: time first, then stream, file and place in the file."""
@@ -200,6 +204,11 @@ class Feeder:
         if self.checkpoint is not None or self._queue is not None:
             return
         self._queue = queue.Queue(maxsize=1)
+        # The engine's thread is busy in Python while Spark's callback thread makes many short py4j
+        # calls, each waiting for the GIL: at the default 5 ms switch interval a micro-batch's hand-over
+        # waited for the engine to finish; 0.5 ms lets the two overlap.
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch_interval, 0.0005))
         threading.Thread(target=self._work, name="rsp-engine", daemon=True).start()
 
     def _work(self) -> None:
@@ -296,6 +305,8 @@ class Feeder:
         """End of the streams: let the engine emit its last instants (once), then run
         :attr:`after_batch` for them as one more batch."""
         self.drain()
+        if self._queue is not None:
+            sys.setswitchinterval(self._switch_interval)
         with self.lock:
             if self.closed:
                 return
@@ -372,7 +383,7 @@ class QueryFeeder(Feeder):
         table = table.filter(good)
         if fixed:
             table = pa.concat_tables([table, pa.Table.from_pylist(fixed, schema=table.schema)])
-        table = table.sort_by([(name, "ascending") for name in ORDER])
+        table = in_order(table)
         pushed = self._push(table)
         if self.checkpoint is not None:
             table = table.select(list(QUERY_LOG_COLUMNS))
@@ -381,31 +392,39 @@ class QueryFeeder(Feeder):
             self.checkpoint.write_query_log(batch_id, table)
 
     def _push(self, table: pa.Table) -> int:
-        """Push the (ordered) elements into the engine; returns how many were not late."""
-        times = table.column("time").to_pylist()
-        streams = table.column("stream").to_pylist()
-        s, p, o = (table.column(name).to_pylist() for name in "spo")
-        triples = zip(s, p, o, strict=True)
-        push = self.engine.push
-        kept = self._kept = []
-        pushed = 0
-        for (time, index), group in groupby(zip(times, streams, triples, strict=True), key=lambda e: e[:2]):
-            index = self._stream(index)
-            batch = [e[2] for e in group]
-            counter = self.counters[index]
-            newest = self.newest[index]
-            if newest is not None and time < newest:
-                kept.extend([False] * len(batch))
-                self._late(index, time, newest, len(batch))
-                continue
-            kept.extend([True] * len(batch))
-            pushed += len(batch)
-            if time != newest:
-                counter.instants += 1
-                self.newest[index] = time
-            counter.triples += len(batch)
-            push(batch, time, self.streams[index], plain=True)
-        return pushed
+        """Push the (ordered) elements into the engine; returns how many were not late (``self._kept``
+        says which rows were pushed when some were late, else it is None)."""
+        n = table.num_rows
+        times_column, late_rows = table.column("time"), []
+        for first, stop, index in _stream_runs(table.column("stream")):
+            counter, stream = self.counters[index], self.streams[index]
+            for start in range(first, stop, CHUNK):
+                size = min(CHUNK, stop - start)
+                times = times_column.slice(start, size).to_pylist()
+                newest = self.newest[index]
+                skip = 0
+                if newest is not None and times[0] < newest:  # in order: only a prefix can be late
+                    skip = bisect_left(times, newest)
+                    late_rows.append((start, start + skip))
+                    for time, group in groupby(times[:skip]):
+                        self._late(index, time, newest, sum(1 for _ in group))
+                    if skip == size:
+                        continue
+                    times = times[skip:]
+                columns = (table.column(name).slice(start + skip, size - skip).to_pylist() for name in "spo")
+                counter.instants += pc.count_distinct(times_column.slice(start + skip, size - skip)).as_py()
+                if times[0] == newest:
+                    counter.instants -= 1
+                counter.triples += len(times)
+                self.newest[index] = times[-1]
+                self.engine.push_sorted(times, list(zip(*columns, strict=True)), stream)
+        self._kept = None
+        if late_rows:
+            kept = self._kept = [True] * n
+            for start, stop in late_rows:
+                kept[start:stop] = [False] * (stop - start)
+            return n - sum(stop - start for start, stop in late_rows)
+        return n
 
     def replay(self, logs: list) -> None:
         queries = list(getattr(self.engine, "queries", ()))
@@ -459,9 +478,60 @@ class QueryFeeder(Feeder):
         self.engine.close()
 
 
+def in_order(table: pa.Table) -> pa.Table:
+    """The table's rows in :data:`ORDER` (the table itself when they already are, as they usually come
+    from one file: checking is a few vectorised comparisons, sorting a million rows takes a second).
+
+    >>> t = pa.table({name: [1, 0] if name == "pos" else [0, 0] for name in ORDER})
+    >>> in_order(t).column("pos").to_pylist(), in_order(in_order(t)).column("pos").to_pylist()
+    ([0, 1], [0, 1])
+    """
+    n = table.num_rows
+    if n > 1:
+        ordered = None  # lexicographic (before ≤ after) of consecutive rows, built from the last key up
+        for name in reversed(ORDER):
+            column = table.column(name)
+            if column.null_count == n:  # all null (one stream, a socket's file): no order to check
+                continue
+            if pa.types.is_timestamp(column.type):
+                column = column.cast(pa.int64())
+            before, after = column.slice(0, n - 1), column.slice(1)
+            if ordered is None:
+                ordered = pc.less_equal(before, after)
+            else:
+                ordered = pc.or_(pc.less(before, after), pc.and_(pc.equal(before, after), ordered))
+        if pc.all(ordered).as_py() is True:  # a null (no file for a socket line) is not known in order
+            return table
+    return table.sort_by([(name, "ascending") for name in ORDER])
+
+
 def _counts(column: pa.ChunkedArray) -> list[tuple[int, int]]:
+    """(stream index, rows) for each stream in the column (null: stream 0)."""
+    if column.null_count == len(column):
+        return [(0, len(column))] if len(column) else []
     counts = pc.value_counts(pc.fill_null(column, 0))
     return [(item["values"], item["counts"]) for item in counts.to_pylist()]
+
+
+def _stream_runs(column: pa.ChunkedArray) -> list[tuple[int, int, int]]:
+    """The runs of rows of one stream, as (first row, row after the last, stream index); null: stream 0.
+
+    >>> _stream_runs(pa.chunked_array([[None, None]], pa.int32()))
+    [(0, 2, 0)]
+    >>> _stream_runs(pa.chunked_array([[0, 0, 1, 1, 0]], pa.int32()))
+    [(0, 2, 0), (2, 4, 1), (4, 5, 0)]
+    """
+    n = len(column)
+    if n == 0:
+        return []
+    if column.null_count == n:
+        return [(0, n, 0)]
+    streams = pc.fill_null(column, 0)
+    changes = pc.indices_nonzero(pc.not_equal(streams.slice(1), streams.slice(0, n - 1))).to_pylist()
+    starts = [0, *(i + 1 for i in changes)]
+    ends = [*starts[1:], n]
+    indices = pc.take(streams, pa.array(starts, pa.int64())).to_pylist()
+    return list(zip(starts, ends, indices, strict=True))
 
 
 class ProgramFeeder(Feeder):

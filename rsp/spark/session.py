@@ -73,9 +73,11 @@ def session(master: str | None = None, app_name: str = "rsp"):
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: we launch the JVM
-        java_options = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-        if os.environ.get("RSP_SPARK_FAST_START", "1") != "0":  # C1 only: starts faster, peaks lower
+        # the throughput collector: on 2 cores G1's concurrent threads took CPU the parsing needed
+        java_options = f"-XX:+UseParallelGC -Dlog4j2.configurationFile=file:{_log4j_file()}"
+        if os.environ.get("RSP_SPARK_FAST_START", "0") == "1":  # C1 only: starts faster, parses slower
             java_options = f"-XX:TieredStopAtLevel=1 {java_options}"
+        java_options = f"{java_options} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()
         builder = (
             builder.master(master or "local[2]")
             .config("spark.driver.extraJavaOptions", java_options)

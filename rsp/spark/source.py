@@ -135,16 +135,18 @@ def read_stream(
         source = Source.parse(source)
     lines = _lines(spark, source, max_files_per_trigger)
     if kind == "ntriples":
-        # one regex pass per line: a matching line is rewritten to 's^Ap^Ao^Atime' and split
-        fields = F.split(F.regexp_replace("value", TRIPLE, f"$1{_SEP}$2{_SEP}$3{_SEP}$4"), _SEP)
-        split = lines.where(~F.col("value").rlike(NTRIPLES_BLANK)).select(
-            "*", F.when((F.size(fields) == 4) & ~F.col("value").contains(_SEP), fields).alias("fields")
-        )
-        s, time = F.col("fields")[0], F.nullif(F.col("fields")[3], F.lit("")).cast("long")
+        # one regex pass per line: a matching line is rewritten to 's^Ap^Ao^Atime' and split. The split
+        # is a column of its own, so that the (costly) regex runs once per line, not once per use.
+        rewritten = F.regexp_replace("value", TRIPLE, f"$1{_SEP}$2{_SEP}$3{_SEP}$4")
+        content = lines.where(~F.col("value").rlike(NTRIPLES_BLANK))
+        split = content.select("*", F.split(rewritten, _SEP).alias("f"))
+        fields = F.col("f")
+        parsed = (F.size(fields) == 4) & ~F.col("value").contains(_SEP)
+        s, time = F.when(parsed, fields[0]), F.when(parsed, F.nullif(fields[3], F.lit(""))).cast("long")
         return split.select(
             s.alias("s"),
-            F.col("fields")[1].alias("p"),
-            F.col("fields")[2].alias("o"),
+            F.when(parsed, fields[1]).alias("p"),
+            F.when(parsed, fields[2]).alias("o"),
             time.alias("time"),
             F.when(s.isNull() | time.isNull(), F.col("value")).alias("line"),
             "file",

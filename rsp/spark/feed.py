@@ -485,23 +485,28 @@ def in_order(table: pa.Table) -> pa.Table:
     >>> t = pa.table({name: [1, 0] if name == "pos" else [0, 0] for name in ORDER})
     >>> in_order(t).column("pos").to_pylist(), in_order(in_order(t)).column("pos").to_pylist()
     ([0, 1], [0, 1])
+    >>> t = pa.table({name: [500, 0] if name == "time" else [None, 0] for name in ORDER})
+    >>> in_order(t).column("time").to_pylist()
+    [0, 500]
     """
     n = table.num_rows
-    if n > 1:
-        ordered = None  # lexicographic (before ≤ after) of consecutive rows, built from the last key up
-        for name in reversed(ORDER):
-            column = table.column(name)
-            if column.null_count == n:  # all null (one stream, a socket's file): no order to check
-                continue
-            if pa.types.is_timestamp(column.type):
-                column = column.cast(pa.int64())
-            before, after = column.slice(0, n - 1), column.slice(1)
-            if ordered is None:
-                ordered = pc.less_equal(before, after)
-            else:
-                ordered = pc.or_(pc.less(before, after), pc.and_(pc.equal(before, after), ordered))
-        if pc.all(ordered).as_py() is True:  # a null (no file for a socket line) is not known in order
-            return table
+    if n < 2:
+        return table
+    ordered = None  # lexicographic (before ≤ after) of consecutive rows, built from the last key up
+    for name in reversed(ORDER):
+        column = table.column(name)
+        if column.null_count == n:  # all null (one stream, a socket's file): no order to check
+            continue
+        if pa.types.is_timestamp(column.type):
+            column = column.cast(pa.int64())
+        before, after = column.slice(0, n - 1), column.slice(1)
+        if ordered is None:
+            ordered = pc.less_equal(before, after)
+        else:  # Kleene logic: a pair decided by an earlier key does not care about a null in a later one
+            ordered = pc.or_kleene(pc.less(before, after), pc.and_kleene(pc.equal(before, after), ordered))
+    # a pair that only a null decides (a line without a file among lines with one) is not known: sorted
+    if ordered is None or pc.all(ordered, skip_nulls=False).as_py() is True:
+        return table
     return table.sort_by([(name, "ascending") for name in ORDER])
 
 

@@ -331,3 +331,31 @@ def test_a_late_element_under_late_fail_stops_the_run_with_its_reason(tmp_path: 
                    "--late", "fail", "--output", str(tmp_path / "out.jsonl")])  # fmt: skip
     assert status == 2
     assert "late element at time 1000 (stream already at 6000)" in capsys.readouterr().err
+
+
+def test_jvm_warnings_stay_off_the_results(tmp_path: Path) -> None:
+    """The JVM writes its warnings to stdout by default, where rsp spark writes results: a new session
+    sends them to stderr (here the one about large pages, on a machine without them)."""
+    import subprocess
+    import sys
+
+    from rsp.spark import java_executable
+
+    probe = subprocess.run([java_executable(), "-XX:+UseLargePages", "-version"], capture_output=True, text=True)
+    warning = "UseLargePages disabled"
+    query = tmp_path / "count.rq"
+    query.write_text(
+        "REGISTER QUERY N AS SELECT (COUNT(*) AS ?n) FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s] "
+        "WHERE { ?s ?p ?o }"
+    )
+    stream = tmp_path / "s.nt"
+    stream.write_text("<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # 10\n")
+    env = {**os.environ, "RSP_SPARK_JAVA_OPTIONS": "-XX:+UseLargePages"}
+    done = subprocess.run(
+        [sys.executable, "-m", "rsp", "spark", str(query), "--stream", str(stream), "--available-now"],
+        capture_output=True, text=True, timeout=240, env=env, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _cli(tmp_path, "run", str(query), "--stream", str(stream), "--quiet")
+    if warning in probe.stdout:  # the JVM warns here (no large pages): the warning went to stderr
+        assert warning in done.stderr

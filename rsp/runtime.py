@@ -387,6 +387,10 @@ class Engine:
         program = check(Program(tuple(rules) + tuple(facts), (), file))
         handle = QueryHandle(self, query, translation, program, LarsEngine(program))
         handle.static = static  # the asserted static triples (ontologies, FROM graphs), for explanations
+        # the entailment regime's rules over the window graph g and the closed static graph they work
+        # with (rsp spark --partition-by checks them)
+        handle.background_rules = tuple(background_rules)
+        handle.static_closure = frozenset(closure)
         self.queries.append(handle)
         return handle
 

@@ -3,11 +3,15 @@ how stream triples are keyed, and the reason given for each query that cannot.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from rsp.background.vocab import RDF_TYPE
 from rsp.errors import RspError
 from rsp.query.parser import parse_query
 from rsp.query.partition import partition_plan
+from rsp.runtime import Engine
 
 HEAD = "REGISTER QUERY Q AS\nPREFIX ex: <http://ex.org/>\n"
 WINDOW = "FROM STREAM <http://ex.org/s> [RANGE 5s STEP 1s]\n"
@@ -35,32 +39,31 @@ def test_a_per_vehicle_query_is_keyed_by_subject_or_object() -> None:
 
 
 @pytest.mark.parametrize(
-    "select, where, tail, window, entailment, reason",
+    "select, where, tail, window, reason",
     [
-        ("SELECT ?v ?w", "?v ex:near ?w . ?w ex:speed ?s", "", WINDOW, "none",
+        ("SELECT ?v ?w", "?v ex:near ?w . ?w ex:speed ?s", "", WINDOW,
          "the pattern on <http://ex.org/speed> does not use ?v"),
-        ("SELECT ?v", "?v ?p ?s", "", WINDOW, "none", "the pattern with predicate ?p cannot be keyed"),
-        ("SELECT ?v ?w", "?v ex:near ?w . ?w ex:near ?v", "", WINDOW, "none",
+        ("SELECT ?v", "?v ?p ?s", "", WINDOW, "the pattern with predicate ?p cannot be keyed"),
+        ("SELECT ?v ?w", "?v ex:near ?w . ?w ex:near ?v", "", WINDOW,
          "?v is the subject of one <http://ex.org/near> pattern and the object of another"),
-        ("SELECT ?s", "?v ex:speed ?s", "", WINDOW, "none", "the answers must keep ?v"),
-        ("SELECT (COUNT(?s) AS ?n)", "?v ex:speed ?s", "", WINDOW, "none", "the answers must keep ?v"),
-        ("SELECT ?v (MAX(?s) AS ?m)", "?v ex:speed ?s ; ex:at ?p", "GROUP BY ?p ?v", WINDOW, "none", None),
-        ("SELECT ?v", "?v ex:speed ?s", "ORDER BY ?s", WINDOW, "none", "ORDER BY, LIMIT and OFFSET"),
-        ("SELECT ?v", "?v ex:speed ?s", "LIMIT 3", WINDOW, "none", "ORDER BY, LIMIT and OFFSET"),
-        ("SELECT ?v", "?v ex:speed ?s", "", "FROM STREAM <http://ex.org/s> [TRIPLES 10]\n", "none",
+        ("SELECT ?s", "?v ex:speed ?s", "", WINDOW, "the answers must keep ?v"),
+        ("SELECT (COUNT(?s) AS ?n)", "?v ex:speed ?s", "", WINDOW, "the answers must keep ?v"),
+        ("SELECT ?v (MAX(?s) AS ?m)", "?v ex:speed ?s ; ex:at ?p", "GROUP BY ?p ?v", WINDOW, None),
+        ("SELECT ?v", "?v ex:speed ?s", "ORDER BY ?s", WINDOW, "ORDER BY, LIMIT and OFFSET"),
+        ("SELECT ?v", "?v ex:speed ?s", "LIMIT 3", WINDOW, "ORDER BY, LIMIT and OFFSET"),
+        ("SELECT ?v", "?v ex:speed ?s", "", "FROM STREAM <http://ex.org/s> [TRIPLES 10]\n",
          "a [TRIPLES n] window counts the triples of every partition"),
-        ("SELECT ?v", "?v ex:speed ?s", "", WINDOW, "rdfs", "not with --entailment rdfs"),
         ("SELECT ?v", "?v ex:speed ?s { SELECT ?v (COUNT(*) AS ?n) WHERE { ?v ex:at ?p } GROUP BY ?v }", "",
-         WINDOW, "none", "a sub-SELECT"),
+         WINDOW, "a sub-SELECT"),
     ],
-)
-def test_refusals_name_the_reason(select, where, tail, window, entailment, reason) -> None:
+)  # fmt: skip
+def test_refusals_name_the_reason(select, where, tail, window, reason) -> None:
     q = query(select, where, tail, window)
     if reason is None:
-        assert partition_plan(q, "?v", entailment).var == "v"
+        assert partition_plan(q, "?v").var == "v"
         return
     with pytest.raises(RspError, match="--partition-by \\?v: ") as caught:
-        partition_plan(q, "?v", entailment)
+        partition_plan(q, "?v")
     assert reason in str(caught.value)
 
 
@@ -83,6 +86,69 @@ def test_static_data_on_a_keyed_predicate_is_refused() -> None:
 def test_a_name_that_is_not_a_variable_is_refused() -> None:
     with pytest.raises(RspError, match="write a variable of the query"):
         partition_plan(query("SELECT ?v", "?v ex:speed ?s"), "?")
+
+
+# -- with entailment: the background rules specialised to the ontology are checked ---------------------
+TRANSPORT = Path(__file__).resolve().parents[1] / "ontologies" / "transport.ttl"
+T = "PREFIX t: <http://example.org/t#>\n"
+
+
+def entailed(where: str, regime="rdfs", select="SELECT ?v", var="?v", extra=(), tail=""):
+    """The plan of a query over the transport ontology (Train, Bus ⊑ Vehicle; ex:at has domain Vehicle
+    and range Place; stopsAt ⊑ at; onBoard ⊑ isIn with range Train; isIn transitive)."""
+    engine = Engine(entailment=regime)
+    engine.load_ontology(TRANSPORT)
+    if extra:
+        engine.static.extend(extra)
+    handle = engine.register(f"{HEAD}{T}{select}\n{WINDOW}WHERE {{ {where} }}\n{tail}")
+    plan = partition_plan(handle.query, var, handle.background_rules)
+    plan.check_static(handle.static_closure, "--ontology")
+    return plan
+
+
+def test_rdfs_keys_the_premises_of_what_the_query_reads() -> None:
+    plan = entailed("?v a t:Vehicle . ?v t:at ?s")
+    t = "<http://example.org/t#{}>".format
+    # Train and Bus are Vehicles by rdfs9, stopsAt triples are at triples by rdfs7: keyed like them;
+    # a train is typed by the object of onBoard (its range), so onBoard triples go to the train
+    assert dict(plan.classes) == {t("Bus"): 0, t("Train"): 0, t("Vehicle"): 0}
+    assert dict(plan.positions) == {t("at"): 0, t("onBoard"): 2, t("stopsAt"): 0}
+    assert plan.key(t("bus1"), RDF_TYPE, t("Bus")) == t("bus1")
+    assert plan.key(t("ann"), t("onBoard"), t("ic5")) == t("ic5")
+    assert plan.key(t("s1"), RDF_TYPE, t("Station")) is None  # Place and Station: nothing the query reads
+    # keyed by place, at and stopsAt triples go to their object
+    by_place = entailed("?v t:at ?p", select="SELECT ?p (COUNT(?v) AS ?n)", var="?p", tail="GROUP BY ?p")
+    assert dict(by_place.positions) == {t("at"): 2, t("stopsAt"): 2}
+    # but the ontology's own stations are static data: their type triples cannot be keyed
+    with pytest.raises(RspError, match="static data .* <http://example.org/t#Station> triples"):
+        entailed("?v t:at ?p . ?p a t:Station", select="SELECT ?p", var="?p")
+
+
+@pytest.mark.parametrize(
+    "where, regime, var, reason",
+    [
+        # a range axiom types the object of a triple the query keys by its subject
+        ("?v a t:Place . ?v t:at ?s", "rdfs", "?v",
+         "rdfs3 (a range axiom) derives <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/t#Place> "
+         "triples (keyed by their subject) from <http://example.org/t#at> triples, which would then be keyed "
+         "by their object and also by their subject"),
+        # a transitive property joins triples about two resources
+        ("?s t:isIn ?c", "owlrl", "?s", "from <http://example.org/t#isIn> triples that do not carry that key"),
+        # owl:sameAs copies the triples of one resource to another
+        ("?v a t:Vehicle", "owlrl", "?v", "(owl:sameAs) derives"),
+    ],
+)  # fmt: skip
+def test_entailment_that_crosses_partitions_is_refused_with_the_rule(where, regime, var, reason) -> None:
+    with pytest.raises(RspError, match=f"--partition-by \\{var}: ") as caught:
+        entailed(where, regime, select=f"SELECT {var}", var=var)
+    assert reason in str(caught.value)
+
+
+def test_static_data_that_entails_a_keyed_triple_is_refused() -> None:
+    bus = ("<http://example.org/t#bus9>", RDF_TYPE, "<http://example.org/t#Bus>")
+    with pytest.raises(RspError, match="static data .* <http://example.org/t#Vehicle> triples"):
+        entailed("?v a t:Vehicle . ?v t:at ?s", extra=[bus])  # bus9 is a Vehicle by rdfs9
+    entailed("?v t:at ?s", extra=[bus], regime="none")  # without entailment no Vehicle triple is read
 
 
 # -- LARS programs -------------------------------------------------------------------------------------

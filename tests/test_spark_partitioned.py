@@ -64,6 +64,53 @@ def test_partitioned_answers_equal_one_engine(tmp_path: Path, spark, no_streams_
     assert sum(sum(c.values()) for c in expected.values()) > 20
 
 
+TRAINS = """REGISTER QUERY Trains AS
+PREFIX ex: <http://example.org/t#>
+SELECT ?v (COUNT(?s) AS ?n)
+FROM STREAM <http://ex.org/pos> [RANGE 3s STEP 1s]
+WHERE { ?v a ex:Train . ?v ex:at ?s }
+GROUP BY ?v
+"""
+
+
+def test_partitioned_with_rdfs_equals_one_engine(tmp_path: Path, spark, no_streams_left) -> None:
+    """With the transport ontology under RDFS, trains are known from their type or from a commuter
+    on board (the range of ex:onBoard), and ex:stopsAt triples are ex:at triples: each key's engine
+    has the ontology and derives these from its own triples."""
+    t = "<http://example.org/t#{}>".format
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    rng = random.Random(11)
+    lines = []
+    for k in range(240):
+        vehicle = t(f"v{rng.randrange(5)}")
+        triple = rng.choice([
+            (vehicle, rdf_type, t(rng.choice(["Train", "Bus"]))),
+            (vehicle, t("at"), t(f"s{rng.randrange(1, 4)}")),
+            (vehicle, t("stopsAt"), t(f"s{rng.randrange(1, 4)}")),
+            (t(f"ann{rng.randrange(3)}"), t("onBoard"), vehicle),
+            (t(f"s{rng.randrange(1, 4)}"), rdf_type, t("Station")),  # nothing the query reads: left out
+        ])  # fmt: skip
+        lines.append(" ".join(triple) + f" . # {k * 100}\n")
+    query = tmp_path / "trains.rq"
+    query.write_text(TRAINS)
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    write_parts(tmp_path / "in", lines, 3, ".nt")
+    options = ["--ontology", str(ROOT / "ontologies" / "transport.ttl"), "--entailment", "rdfs", "-q"]
+    single, partitioned = tmp_path / "single.jsonl", tmp_path / "partitioned.jsonl"
+    assert main(["run", str(query), "--stream", str(stream), *options, "--output", str(single)]) == 0
+    assert main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v",
+                 "--available-now", "--max-files-per-trigger", "1", *options, "--output", str(partitioned)]) == 0  # fmt: skip
+    expected, got = _answers(single), _answers(partitioned)
+    assert got == expected
+    found = {json.loads(b)["v"] for answers in expected.values() for b in answers}
+    assert len(found) >= 3
+    # some answers come only from a commuter on board (the range axiom, onBoard keyed by its object)
+    stream.write_text("".join(line for line in lines if "onBoard" not in line))
+    assert main(["run", str(query), "--stream", str(stream), *options, "--output", str(single)]) == 0
+    assert _answers(single) != expected
+
+
 def test_refusals_come_before_spark_starts(tmp_path: Path, capsys) -> None:
     query = tmp_path / "q.rq"
     query.write_text(QUERY.format(policy="QUERY").replace("GROUP BY ?v", "GROUP BY ?v ORDER BY ?v"))
@@ -73,6 +120,10 @@ def test_refusals_come_before_spark_starts(tmp_path: Path, capsys) -> None:
     cooling = ROOT / "examples" / "cooling" / "cooling.lars"
     assert main(["spark", str(cooling), "--stream", str(tmp_path / "in"), "--partition-by", "V"]) == 2
     assert "cooling.lars:5:1: --partition-by V: the head steam(…) does not use V" in capsys.readouterr().err
+    ontology = ["--ontology", str(ROOT / "ontologies" / "transport.ttl"), "--entailment", "owlrl"]
+    query.write_text(TRAINS)
+    assert main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v", *ontology]) == 2
+    assert "(owl:sameAs) derives" in capsys.readouterr().err
 
 
 PROGRAM = """limit(20).

@@ -12,28 +12,41 @@ answers of one engine over the whole stream. The compiler checks, and refuses wi
 * the answers of different partitions are disjoint and need no combining: a SELECT whose projection
   keeps ``?k`` (``SELECT *`` does; with aggregates, ?k is then grouped by), no ORDER BY, LIMIT or OFFSET, no
   sub-SELECT, no count window ``[TRIPLES n]`` (it counts triples of every partition);
-* no entailment: RDFS and OWL 2 RL derive triples whose key differs from their premises' (a domain
-  axiom types the subject, a range axiom the object), which would cross partitions.
+* with entailment, every background rule (RDFS or OWL 2 RL, specialised to the ontology) that derives
+  a triple the query reads takes it from triples with the same key: in ``Room(x) ← Office(x)`` both are
+  keyed by ``x``, so ``rdf:type ex:Office`` triples are keyed by their subject too; a range axiom that
+  types the object of a subject-keyed triple with a class the query reads, a transitive property the
+  query reads, or owl:sameAs (which copies triples between any two resources) crosses partitions and is
+  refused with the rule's W3C id. Triples are keyed by predicate, and ``rdf:type`` triples by class, so
+  axioms about classes the query never reads do not matter.
 
-Static data must not use a keyed predicate (checked when the data is known, :meth:`KeyPlan.check_static`).
+Static data (the ontology's own triples and FROM graphs, closed under the entailment regime) must not
+hold a keyed triple (checked when the data is known, :meth:`KeyPlan.check_static`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from rsp.background.vocab import RDF_TYPE
 from rsp.errors import Position, RspError
+from rsp.lars.model import Atom, ExtAtom, Rule, Var
 from rsp.query import ast
+
+Signature = tuple[str, str | None]
+"""What decides a triple's key: its predicate and, for an ``rdf:type`` triple, its class (None: any)."""
 
 
 @dataclass(frozen=True)
 class KeyPlan:
     """How stream triples are keyed: ``positions[predicate]`` is 0 (the subject is the key) or 2 (the
-    object is); triples of any other predicate match no pattern and are left out."""
+    object is), ``classes[c]`` the same for ``rdf:type c`` triples; triples of any other predicate or
+    class match no pattern and derive nothing the query reads, and are left out."""
 
     var: str
     positions: tuple[tuple[str, int], ...]
+    classes: tuple[tuple[str, int], ...] = ()
 
     @property
     def by_subject(self) -> list[str]:
@@ -43,26 +56,36 @@ class KeyPlan:
     def by_object(self) -> list[str]:
         return [p for p, place in self.positions if place == 2]
 
+    def place(self, p: str, o: str) -> int | None:
+        """Where the key of a ``p`` triple with object ``o`` is (None: the triple is not keyed)."""
+        if p == RDF_TYPE:
+            for cls, place in self.classes:
+                if cls == o:
+                    return place
+        for predicate, place in self.positions:
+            if predicate == p:
+                return place
+        return None
+
     def key(self, s: str, p: str, o: str) -> str | None:
         """The partition of a stream triple (None: no pattern can match it).
 
         >>> KeyPlan("v", (("<http://ex.org/at>", 0),)).key("<http://ex.org/bus1>", "<http://ex.org/at>", "x")
         '<http://ex.org/bus1>'
         """
-        for predicate, place in self.positions:
-            if predicate == p:
-                return s if place == 0 else o
-        return None
+        place = self.place(p, o)
+        return None if place is None else s if place == 0 else o
 
-    def check_static(self, triples: list[tuple[str, str, str]], source: str) -> None:
-        """Refuse static data (ontology, FROM graphs) that uses a keyed predicate: its triples would
-        belong to no single partition."""
-        keyed = dict(self.positions)
+    def check_static(self, triples: Iterable[tuple[str, str, str]], source: str) -> None:
+        """Refuse static data (ontology, FROM graphs, what entailment derives from them) that holds a
+        keyed triple: it would belong to no single partition."""
         for s, p, o in triples:
-            if p in keyed:
+            if self.place(p, o) is not None:
+                what = f"{p} {o}" if p == RDF_TYPE else p
                 raise RspError(
-                    f"--partition-by ?{self.var}: the static data ({source}) has {p} triples ({s} {p} {o}); "
-                    f"{p} is keyed by ?{self.var}, so they belong to no single partition"
+                    f"--partition-by ?{self.var}: the static data ({source}) has {what} triples "
+                    f"({s} {p} {o}); {what} triples are keyed by ?{self.var}, so they belong to no single "
+                    "partition"
                 )
 
 
@@ -105,17 +128,14 @@ def _exists(expr: ast.Expr) -> Iterator[ast.Exists]:
                 yield from _exists(option)
 
 
-def partition_plan(query: ast.Query, variable: str, entailment: str = "none") -> KeyPlan:
+def partition_plan(query: ast.Query, variable: str, background: Sequence[Rule] = ()) -> KeyPlan:
     """The keying of ``query``'s stream triples by ``variable`` (``?k`` or ``k``); raises
-    :class:`rsp.errors.RspError` with the reason when the query is not partitionable by it."""
+    :class:`rsp.errors.RspError` with the reason when the query is not partitionable by it.
+    ``background`` are the entailment regime's rules specialised to the static data (none without
+    entailment), as :class:`rsp.runtime.QueryHandle` keeps them."""
     var = variable.removeprefix("?").removeprefix("$")
     if not var or not var.replace("_", "a").isalnum():
         raise RspError(f"--partition-by {variable}: write a variable of the query, e.g. ?vehicle")
-    if entailment != "none":
-        raise _refuse(
-            query, var, f"not with --entailment {entailment}: inferred triples can take another key than "
-            "their premises (a domain axiom types the subject, a range axiom the object)",
-        )  # fmt: skip
     form = query.form
     if not isinstance(form, ast.Select):
         kind = "CONSTRUCT" if isinstance(form, ast.Construct) else "ASK"
@@ -134,7 +154,7 @@ def partition_plan(query: ast.Query, variable: str, entailment: str = "none") ->
             "partitions never coincide", form.pos,
         )  # fmt: skip
     # (a projection that keeps ?k also groups by it: the query checks refuse ungrouped projected variables)
-    positions: dict[str, int] = {}
+    keyed: dict[Signature, int] = {}
     found = False
     for pattern in _patterns(form.where):
         if isinstance(pattern, ast.SubSelect):
@@ -150,12 +170,111 @@ def partition_plan(query: ast.Query, variable: str, entailment: str = "none") ->
             place = 2
         else:
             raise _refuse(query, var, f"the pattern on {pattern.predicate} does not use ?{var}", where)
-        known = positions.setdefault(pattern.predicate, place)
-        if known != place:
+        obj = pattern.object if isinstance(pattern.object, str) else None
+        signature = (pattern.predicate, obj if pattern.predicate == RDF_TYPE else None)
+        if _assign(keyed, signature, place) is None:
             raise _refuse(
-                query, var, f"?{var} is the subject of one {pattern.predicate} pattern and the object of "
+                query, var, f"?{var} is the subject of one {_text(signature)} pattern and the object of "
                 "another", where,
             )  # fmt: skip
     if not found:
         raise _refuse(query, var, "the query has no triple pattern")
-    return KeyPlan(var, tuple(sorted(positions.items())))
+    _through_rules(query, var, keyed, background)
+    positions = sorted((p, place) for (p, cls), place in keyed.items() if cls is None)
+    classes = sorted((cls, place) for (p, cls), place in keyed.items() if cls is not None)
+    return KeyPlan(var, tuple(positions), tuple(classes))
+
+
+def _text(signature: Signature) -> str:
+    predicate, cls = signature
+    return predicate if cls is None else f"{predicate} {cls}"
+
+
+def _overlap(a: Signature, b: Signature) -> bool:
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
+
+
+def _assign(keyed: dict[Signature, int], signature: Signature, place: int) -> bool | None:
+    """Key ``signature`` at ``place``: True if new, False if known, None if it clashes with a key of an
+    overlapping signature at another place."""
+    for other, other_place in keyed.items():
+        if _overlap(signature, other) and other_place != place:
+            return None
+    if signature in keyed:
+        return False
+    keyed[signature] = place
+    return True
+
+
+def _atom_signature(atom: Atom) -> Signature | None:
+    """The signature of a triple atom ``g(S, P, O)`` (None: a variable predicate, any triple)."""
+    _s, p, o = atom.args
+    if isinstance(p, Var):
+        return None
+    return (p, o if p == RDF_TYPE and not isinstance(o, Var) else None)
+
+
+def _derives(head: Atom, signature: Signature) -> bool:
+    """Whether the head ``g(S, P, O)`` of a rule can derive triples of ``signature``."""
+    _s, p, o = head.args
+    if isinstance(p, Var):
+        return True
+    if p != signature[0]:
+        return False
+    return p != RDF_TYPE or isinstance(o, Var) or signature[1] is None or signature[1] == o
+
+
+def _through_rules(query: ast.Query, var: str, keyed: dict[Signature, int], rules: Sequence[Rule]) -> None:
+    """Key the premises of every rule that derives a keyed triple by the same resource as the triple
+    (so each partition derives what it needs from its own triples), to a fixpoint; refuse a rule whose
+    premise cannot carry that key, or that would key a signature in two places."""
+    triple_rules = [r for r in rules if r.head.atom.pred == "g" and len(r.head.atom.args) == 3]
+    changed = True
+    while changed:
+        changed = False
+        for rule in triple_rules:
+            head, name = rule.head.atom, rule.origin.source or "a background rule"
+            if name in _WHAT:
+                name = f"{name} ({_WHAT[name]})"
+            for signature, place in list(keyed.items()):
+                if not _derives(head, signature):
+                    continue
+                key = head.args[place]
+                derived = f"{name} derives {_text(signature)} triples (keyed by their {_ROLE[place]})"
+                if not isinstance(key, Var):
+                    raise _refuse(query, var, f"{derived} about the constant {key}")
+                for literal in rule.body:
+                    atom = literal.atom if isinstance(literal, ExtAtom) else literal
+                    if not isinstance(atom, Atom) or atom.pred != "g" or len(atom.args) != 3:
+                        continue  # comparisons, tables of the ontology
+                    premise = _atom_signature(atom)
+                    if premise is None:
+                        raise _refuse(query, var, f"{derived} from triples of any predicate")
+                    places = [i for i in (0, 2) if atom.args[i] == key]
+                    if not places:
+                        reason = f"{derived} from {_text(premise)} triples that do not carry that key"
+                        raise _refuse(query, var, reason)
+                    assigned = _assign(keyed, premise, places[0])
+                    if assigned is None:
+                        raise _refuse(
+                            query, var, f"{derived} from {_text(premise)} triples, which would then be keyed "
+                            f"by their {_ROLE[places[0]]} and also by their {_ROLE[2 - places[0]]}",
+                        )  # fmt: skip
+                    changed = changed or assigned
+
+
+_ROLE = {0: "subject", 2: "object"}
+_WHAT = {
+    "rdfs2": "a domain axiom",
+    "rdfs3": "a range axiom",
+    "prp-dom": "a domain axiom",
+    "prp-rng": "a range axiom",
+    "prp-trp": "a transitive property",
+    "prp-inv1": "an inverse property",
+    "prp-inv2": "an inverse property",
+    "prp-symp": "a symmetric property",
+    "eq-rep-s": "owl:sameAs",
+    "eq-rep-p": "owl:sameAs",
+    "eq-rep-o": "owl:sameAs",
+}
+"""What the rules whose refusal needs a word of explanation stand for."""

@@ -76,14 +76,15 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.spark.partitioned import Job, Merger, finish, keyed_stream
 
     checkpoint = _checkpoint(args, "query --partition-by", out)
-    _engine, query, writer, pairs = open_query(args, args.program, out)
+    engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
-    plan = partition_plan(query.query, args.partition_by, args.entailment)
-    plan.check_static(query.static, "--ontology and FROM graphs")
+    plan = partition_plan(query.query, args.partition_by, query.background_rules)
+    plan.check_static(sorted(query.static_closure), "--ontology and FROM graphs")
     sources = [Source.parse(path) for _iri, path in pairs]
     spark = session(args.master)
     text = Path(args.program).read_text(encoding="utf-8")
-    job = Job(text, args.program, tuple(i for i, _ in pairs), plan, query.step)
+    streams = tuple(i for i, _ in pairs)
+    job = Job(text, args.program, streams, plan, query.step, args.entailment, tuple(engine.static))
     sink = ResultSink(spark, args.sink, args.sink_format or "json", "select") if args.sink else None
 
     def emit(result) -> None:

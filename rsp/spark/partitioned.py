@@ -5,7 +5,9 @@ point as an instant, atoms as answers (their union, plus the atoms a local engin
 program's facts alone), and the watermark one time point behind the largest time seen.
 
 The query is first checked by :func:`rsp.query.partition.partition_plan`, which says how each stream
-triple is keyed (its subject or object, by predicate) or refuses with the reason. Then:
+triple is keyed (its subject or object, by predicate and, for ``rdf:type``, class; with entailment the
+background rules are checked too) or refuses with the reason. Every key's engine has the ontology and
+the entailment regime of the run. Then:
 
 1. lines are parsed and timestamped by Spark (:func:`rsp.spark.source.read_stream`); a ``mapInPandas``
    step re-checks the lines Spark's regex did not take with rsp's own parser and adds the key (rows that
@@ -66,6 +68,9 @@ class Job:
     plan: KeyPlan
     step: int
     """The query's STEP (ms), also the watermark's delay (see :func:`keyed_stream`)."""
+    entailment: str = "none"
+    ontology: tuple[tuple[str, str, str], ...] = ()
+    """The triples of ``--ontology`` (shipped with the job; FROM graphs are read where the query runs)."""
 
 
 def _keyed(plan: KeyPlan) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
@@ -103,7 +108,8 @@ class KeyEngine:
         from rsp.runtime import Engine
 
         self.job = job
-        self.engine = Engine()
+        self.engine = Engine(entailment=job.entailment)
+        self.engine.static.extend(job.ontology)
         self.handle = self.engine.register(job.query, job.file)
         self.handle.keep = False
         self.results: list = []

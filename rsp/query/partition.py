@@ -79,7 +79,7 @@ class KeyPlan:
     def check_static(self, triples: Iterable[tuple[str, str, str]], source: str) -> None:
         """Refuse static data (ontology, FROM graphs, what entailment derives from them) that holds a
         keyed triple: it would belong to no single partition."""
-        for s, p, o in triples:
+        for s, p, o in sorted(triples):  # sorted: the same triple is named on every run
             if self.place(p, o) is not None:
                 what = f"{p} {o}" if p == RDF_TYPE else p
                 raise RspError(

@@ -79,7 +79,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
     plan = partition_plan(query.query, args.partition_by, query.background_rules)
-    plan.check_static(sorted(query.static_closure), "--ontology and FROM graphs")
+    plan.check_static(query.static_closure, "--ontology and FROM graphs")
     sources = [Source.parse(path) for _iri, path in pairs]
     spark = session(args.master)
     text = Path(args.program).read_text(encoding="utf-8")

@@ -214,16 +214,6 @@ def _atom_signature(atom: Atom) -> Signature | None:
     return (p, o if p == RDF_TYPE and not isinstance(o, Var) else None)
 
 
-def _derives(head: Atom, signature: Signature) -> bool:
-    """Whether the head ``g(S, P, O)`` of a rule can derive triples of ``signature``."""
-    _s, p, o = head.args
-    if isinstance(p, Var):
-        return True
-    if p != signature[0]:
-        return False
-    return p != RDF_TYPE or isinstance(o, Var) or signature[1] is None or signature[1] == o
-
-
 def _through_rules(query: ast.Query, var: str, keyed: dict[Signature, int], rules: Sequence[Rule]) -> None:
     """Key the premises of every rule that derives a keyed triple by the same resource as the triple
     (so each partition derives what it needs from its own triples), to a fixpoint; refuse a rule whose
@@ -236,8 +226,9 @@ def _through_rules(query: ast.Query, var: str, keyed: dict[Signature, int], rule
             head, name = rule.head.atom, rule.origin.source or "a background rule"
             if name in _WHAT:
                 name = f"{name} ({_WHAT[name]})"
+            derives = _atom_signature(head)  # None: a variable predicate, any triple
             for signature, place in list(keyed.items()):
-                if not _derives(head, signature):
+                if derives is not None and not _overlap(derives, signature):
                     continue
                 key = head.args[place]
                 derived = f"{name} derives {_text(signature)} triples (keyed by their {_ROLE[place]})"

@@ -1,5 +1,5 @@
 """CSRBench (Dell'Aglio et al., ISWC 2013): the seven correctness queries over the SRBench sensor stream
-must give exactly the expected answers at every instant (shared/csrbench, see its README).
+must give exactly the expected answers at every instant (tests/data/csrbench, see its README).
 
 Answers are compared per instant as multisets of solutions; numeric literals are compared by datatype
 and value, as the benchmark's README prescribes for computed numbers (Q4's averages)."""
@@ -16,7 +16,7 @@ from rsp.cli import main
 from rsp.io.ntriples import read_triple_file
 from rsp.runtime import Engine
 
-CSRBENCH = Path(__file__).resolve().parents[2] / "shared" / "csrbench"
+CSRBENCH = Path(__file__).resolve().parent / "data" / "csrbench"
 STREAM_IRI = "<http://www.cwi.nl/SRBench/observations>"
 XSD = '"^^<http://www.w3.org/2001/XMLSchema#'
 
@@ -44,7 +44,7 @@ def _expected(number: int) -> list[dict]:
 
 
 def test_the_benchmark_is_there() -> None:
-    assert (CSRBENCH / "stream.nt").exists(), f"shared/csrbench not found at {CSRBENCH}"
+    assert (CSRBENCH / "stream.nt").exists(), f"CSRBench data not found at {CSRBENCH}"
 
 
 @pytest.mark.parametrize("number", range(1, 8))

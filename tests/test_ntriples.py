@@ -24,7 +24,7 @@ from rsp.io.ntriples import (
 )
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
-CSRBENCH = Path("/work/shared/csrbench/stream.nt")
+CSRBENCH = Path(__file__).resolve().parent / "data" / "csrbench" / "stream.nt"
 
 
 def read(lines, **options):
@@ -320,7 +320,6 @@ def test_chunked_reader_equals_line_by_line_reference(lines: list[str], chunk: i
 # -- the CSRBench stream ---------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not CSRBENCH.exists(), reason="CSRBench stream not available")
 def test_csrbench_stream_reads_completely_and_round_trips_through_rdflib(monkeypatch) -> None:
     text = CSRBENCH.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)

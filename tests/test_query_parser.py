@@ -41,7 +41,7 @@ from rsp.query.ast import (
 from rsp.query.parser import parse_and_validate, parse_duration, parse_query, parse_query_file
 from rsp.query.validate import validate
 
-CSRBENCH = Path("/work/shared/csrbench/queries")
+CSRBENCH = Path(__file__).resolve().parent / "data" / "csrbench" / "queries"
 SAMPLES = Path(__file__).parent / "queries"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
@@ -681,7 +681,7 @@ def test_a_is_only_lowercase() -> None:
 # -- CSRBench --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", sorted(CSRBENCH.glob("q*.rq")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [CSRBENCH / f"q{n}.rq" for n in range(1, 8)], ids=lambda p: p.stem)
 def test_csrbench_queries_parse_quickly(path: Path) -> None:
     text = path.read_text()
     parse_query(text)  # warm the cached parser

@@ -25,7 +25,7 @@ from rsp.runtime import Engine  # noqa: E402
 from rsp.spark import QueryFeeder, Rejects, feed, source  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CSRBENCH = ROOT.parent / "shared" / "csrbench"
+CSRBENCH = ROOT / "tests" / "data" / "csrbench"
 QUERY = """REGISTER QUERY Q AS SELECT ?s ?o FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s]
 WHERE { ?s <http://ex.org/p> ?o }"""
 

@@ -1,4 +1,5 @@
 # make demo: create .venv, install rsp, run a bundled example.  make test: the whole test suite.
+# make test-fast: every test but the Spark ones, for the edit-test loop.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -42,6 +43,12 @@ java:
 
 test: $(STAMP) $(W3C) java
 	$(BIN)/python -m pytest -q
+
+# The edit-test loop: the suite without the tests marked spark (no Spark session, no Java), under 3 minutes
+# on 2 cores. make test runs them too, and is what CI runs.
+.PHONY: test-fast
+test-fast: $(STAMP) $(W3C)
+	$(BIN)/python -m pytest -q -m "not spark"
 
 lint: $(STAMP)
 	$(BIN)/ruff check rsp tests benchmarks

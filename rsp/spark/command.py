@@ -1,9 +1,15 @@
 """``rsp spark``: a query (``.rq``) or LARS program (``.lars``) fed by Spark Structured Streaming, with
 the output of ``rsp run`` / ``rsp lars``.
 
-Without ``--available-now`` the run goes on until SIGINT or SIGTERM: the micro-batch in progress
-finishes, the streaming query stops, the engine closes (the last instants are emitted) and the exit
-code is 0.
+Without ``--available-now`` the run goes on until SIGINT (Ctrl-C) or SIGTERM (``kill``, ``timeout``,
+systemd, ``docker stop``), which stop it the same way: the micro-batch in progress finishes (and, with
+``--checkpoint``, commits), the streaming query stops, the engine closes (the last instants are
+emitted), the summary is written and the exit code is 0. The signals are taken over from the start of
+the command, so one that arrives while Spark is starting stops the run before its first micro-batch;
+further signals while the run stops are ignored (SIGKILL is safe with ``--checkpoint``). The JVM runs in
+a session of its own and ignores SIGTERM, so a signal sent to the whole process group (``timeout``,
+Ctrl-C in a terminal) or to every process of a service does not stop Spark under the run's feet; the
+JVM still ends with rsp, when its standard input closes.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from py4j.protocol import Py4JError
 from pyspark.errors import StreamingQueryException
 
 from rsp.errors import RspError, StreamError
@@ -33,9 +40,54 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``rsp spark`` with parsed arguments, writing results to ``out``."""
     if args.sink_format and not args.sink:
         raise RspError("--sink-format needs --sink DIR")
-    if Path(args.program).suffix == ".lars":
-        return _run_program(args, out)
-    return _run_query(args, out)
+    with StopSignals() as stop:
+        if Path(args.program).suffix == ".lars":
+            return _run_program(args, out, stop)
+        return _run_query(args, out, stop)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM, while the command runs, ask it to stop (:attr:`requested`) instead of ending
+    the process: the run then stops the way the module docstring says. Only the main thread can take
+    signals over; elsewhere (``rsp.cli.main`` called from a thread) nothing is installed."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self.received: signal.Signals | None = None
+        """The first signal received (None: none)."""
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for number in self.SIGNALS:
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def take_back(self) -> None:
+        """Handle the signals again where something else took them over (a new SparkContext makes
+        SIGINT cancel its jobs and raise KeyboardInterrupt)."""
+        for number in self._previous:
+            if signal.getsignal(number) != self._handle:
+                signal.signal(number, self._handle)
+
+    def _handle(self, number: int, _frame) -> None:
+        if self.received is None:
+            self.received = signal.Signals(number)
+        self.requested.set()
+
+    def __exit__(self, *_exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+
+def _session(args: argparse.Namespace, stop: StopSignals):
+    """The Spark session (a new one takes SIGINT over: the run takes it back)."""
+    spark = session(args.master)
+    stop.take_back()
+    return spark
 
 
 def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint | None:
@@ -69,7 +121,7 @@ def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
         writer.header = ("boolean",) if kind == "Ask" else ("subject", "predicate", "object")
 
 
-def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
+def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
     from rsp.cli import open_query
     from rsp.query.partition import partition_plan
@@ -81,7 +133,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     plan = partition_plan(query.query, args.partition_by, query.background_rules)
     plan.check_static(query.static_closure, "--ontology and FROM graphs")
     sources = [Source.parse(path) for _iri, path in pairs]
-    spark = session(args.master)
+    spark = _session(args, stop)
     text = Path(args.program).read_text(encoding="utf-8")
     streams = tuple(i for i, _ in pairs)
     job = Job(text, args.program, streams, plan, query.step, args.entailment, tuple(engine.static))
@@ -100,7 +152,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO) -> int:
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
-    _drive(args, merger, keyed_stream(union(frames), job), checkpoint)
+    _drive(args, merger, keyed_stream(union(frames), job), checkpoint, stop)
     writer.close()
     _summary(args, merger, "")
     return 0
@@ -134,9 +186,10 @@ def _resume(args: argparse.Namespace, consumer, checkpoint: Checkpoint | None) -
     consumer.resume(checkpoint)
 
 
-def _state_location(merger, checkpoint: Checkpoint | None) -> str:
-    """Where Spark keeps the streaming query's state: the checkpoint's, or the run's temporary one."""
-    return checkpoint.spark_location if checkpoint is not None else merger.temporary
+def _state_location(merger, checkpoint: Checkpoint | None) -> str | None:
+    """Where Spark keeps the streaming query's state: the checkpoint's, or the run's temporary one (None
+    when the run stopped before its streaming query started)."""
+    return checkpoint.spark_location if checkpoint is not None else getattr(merger, "temporary", None)
 
 
 def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
@@ -148,7 +201,7 @@ def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
     return f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n"
 
 
-def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source) -> int:
+def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source, stop: StopSignals) -> int:
     """``--partition-by V`` for a LARS program: one engine per key on the executors."""
     from rsp.lars import load
     from rsp.lars.partition import partition_keys
@@ -163,7 +216,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     if not args.quiet:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
-    spark = session(args.master)
+    spark = _session(args, stop)
     sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
     name = Path(args.program).stem
     job = ProgramJob(Path(args.program).read_text(encoding="utf-8"), args.program, keys)
@@ -180,21 +233,21 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     merger.after_batch.append(after)
     _resume(args, merger, checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, merger, keyed_atom_stream(frame, job), checkpoint)
+    _drive(args, merger, keyed_atom_stream(frame, job), checkpoint, stop)
     _summary(args, merger, "")
     return 0
 
 
-def _run_query(args: argparse.Namespace, out: TextIO) -> int:
+def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     from rsp.cli import open_query
 
     if args.partition_by:
-        return _run_partitioned(args, out)
+        return _run_partitioned(args, out, stop)
     checkpoint = _checkpoint(args, "query", out)
     engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
     sources = [Source.parse(path) for _iri, path in pairs]
-    spark = session(args.master)
+    spark = _session(args, stop)
     feeder = QueryFeeder(
         engine,
         [iri for iri, _path in pairs],
@@ -213,13 +266,13 @@ def _run_query(args: argparse.Namespace, out: TextIO) -> int:
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
-    _drive(args, feeder, union(frames), checkpoint)
+    _drive(args, feeder, union(frames), checkpoint, stop)
     writer.close()
     _summary(args, feeder, f", {engine.late} late at the engine" if engine.late else "")
     return 0
 
 
-def _run_program(args: argparse.Namespace, out: TextIO) -> int:
+def _run_program(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     from rsp.engine import Engine
     from rsp.lars import load
     from rsp.lars.model import format_atom
@@ -228,7 +281,7 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
         raise RspError("a LARS program reads one stream: give one --stream SOURCE")
     source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
     if args.partition_by:
-        return _run_program_partitioned(args, out, source)
+        return _run_program_partitioned(args, out, source, stop)
     checkpoint = _checkpoint(args, "lars", out)
     program = load(args.program)
     if not args.quiet:
@@ -238,7 +291,7 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
     fmt = args.format if args.format in ("jsonl", "count", "text") else None
     if fmt is None:
         raise RspError(f"--format {args.format}: a LARS program writes jsonl, count or text")
-    spark = session(args.master)
+    spark = _session(args, stop)
     sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
     name = Path(args.program).stem
 
@@ -260,45 +313,47 @@ def _run_program(args: argparse.Namespace, out: TextIO) -> int:
         feeder.after_batch.append(sink.write)
     _resume(args, feeder, checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, feeder, frame, checkpoint)
+    _drive(args, feeder, frame, checkpoint, stop)
     _summary(args, feeder, "")
     return 0
 
 
-def _drive(args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None = None) -> None:
-    """Run the streaming query until its data is processed (--available-now) or a stop signal."""
-    stop = threading.Event()
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGINT, signal.SIGTERM):
-            previous[number] = signal.signal(number, lambda *_: stop.set())
+def _drive(
+    args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None, stop: StopSignals
+) -> None:
+    """Run the streaming query until its data is processed (--available-now) or a stop is requested
+    (none is started when one already was), then close the feeder: its last instants are emitted."""
     started = time.monotonic()
     if checkpoint is None and hasattr(feeder, "overlap"):
         feeder.overlap()  # Spark prepares the next micro-batch while the engine works on this one
-    query = start(
-        feeder,
-        frame,
-        available_now=args.available_now,
-        processing_time=args.trigger,
-        checkpoint=None if checkpoint is None else checkpoint.spark_location,
-        name=None,
-    )
+    query = None
     try:
-        try:
-            while query.isActive and not stop.is_set():
-                query.awaitTermination(0.2)
-        except StreamingQueryException as err:
-            raise _failure(err) from None
+        if not stop.requested.is_set():
+            query = start(
+                feeder,
+                frame,
+                available_now=args.available_now,
+                processing_time=args.trigger,
+                checkpoint=None if checkpoint is None else checkpoint.spark_location,
+                name=None,
+            )
+            try:
+                while query.isActive and not stop.requested.is_set():
+                    query.awaitTermination(0.2)
+            except StreamingQueryException as err:
+                raise _failure(err) from None
         feeder.stop()
-        query.stop()
-        exception = query.exception()
-        if exception is not None and not (feeder.stopping and Stopped.MESSAGE in str(exception)):
-            raise _failure(exception)
-        feeder.close()
+        if query is not None:
+            query.stop()
+            exception = query.exception()
+            if exception is not None and not (feeder.stopping and Stopped.MESSAGE in str(exception)):
+                raise _failure(exception)
+        try:
+            feeder.close()
+        except Py4JError as err:  # the Spark job that closes the keys' last instants (--partition-by)
+            raise _failure(err) from None
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        if query.isActive:
+        if query is not None and query.isActive:
             query.stop()
         cleanup(feeder)
     feeder.elapsed = time.monotonic() - started

@@ -5,6 +5,12 @@ partitions, Arrow for pandas/Arrow hand-over, the parallel garbage collector, JV
 ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and the workers' Python set to
 this interpreter. ``RSP_SPARK_FAST_START=1`` keeps the JIT at C1 (starts ≈ 0.5 s faster, parses about
 half as fast); ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options.
+
+The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
+already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
+group, systemd every process of the service) reaches only rsp, which then stops Spark in order (see
+:mod:`rsp.spark.command`). The JVM still ends with rsp: it exits when its standard input, a pipe from
+rsp, closes.
 """
 
 from __future__ import annotations
@@ -72,8 +78,17 @@ def session(master: str | None = None, app_name: str = "rsp"):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name)
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: we launch the JVM
+    options = {
+        "spark.app.name": app_name,
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    launch = "PYSPARK_GATEWAY_PORT" not in os.environ  # not under spark-submit: we launch the JVM
+    if launch:
         # the throughput collector: on 2 cores G1's concurrent threads took CPU the parsing needed;
         # the JVM's own warnings to stderr, since its stdout is rsp's (the results)
         java_options = (
@@ -83,22 +98,29 @@ def session(master: str | None = None, app_name: str = "rsp"):
         if os.environ.get("RSP_SPARK_FAST_START", "0") == "1":  # C1 only: starts faster, parses slower
             java_options = f"-XX:TieredStopAtLevel=1 {java_options}"
         java_options = f"{java_options} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()
-        builder = (
-            builder.master(master or "local[2]")
-            .config("spark.driver.extraJavaOptions", java_options)
-            .config("spark.driver.memory", os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g"))
-            .config("spark.sql.files.maxPartitionBytes", "32m")
-        )
+        options["spark.master"] = master or "local[2]"
+        options["spark.driver.extraJavaOptions"] = java_options
+        options["spark.driver.memory"] = os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g")
+        options["spark.sql.files.maxPartitionBytes"] = "32m"
     elif master is not None:
-        builder = builder.master(master)
-    spark = (
-        builder.config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+        options["spark.master"] = master
+    if launch:
+        _start_shielded_context(options)
+    spark = SparkSession.builder.config(map=options).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _start_shielded_context(options: dict[str, str]) -> None:
+    """The SparkContext, on a JVM started in a session of its own that ignores SIGTERM (see the module
+    docstring); nothing when this process already has a JVM (the builder then reuses it)."""
+    from pyspark import SparkConf
+    from pyspark.core.context import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf().setAll(options.items())
+    context = SparkContext(conf=conf, gateway=launch_gateway(conf, popen_kwargs={"start_new_session": True}))
+    signals = context._jvm.sun.misc
+    signals.Signal.handle(signals.Signal("TERM"), signals.SignalHandler.SIG_IGN)

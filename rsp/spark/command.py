@@ -55,8 +55,6 @@ class StopSignals:
 
     def __init__(self) -> None:
         self.requested = threading.Event()
-        self.received: signal.Signals | None = None
-        """The first signal received (None: none)."""
         self._previous: dict[int, object] = {}
 
     def __enter__(self) -> StopSignals:
@@ -72,9 +70,7 @@ class StopSignals:
             if signal.getsignal(number) != self._handle:
                 signal.signal(number, self._handle)
 
-    def _handle(self, number: int, _frame) -> None:
-        if self.received is None:
-            self.received = signal.Signals(number)
+    def _handle(self, _number: int, _frame) -> None:
         self.requested.set()
 
     def __exit__(self, *_exc) -> None:

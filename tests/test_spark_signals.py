@@ -29,7 +29,7 @@ BUILDING = ROOT / "examples" / "building"
 QUERY = BUILDING / "hot-rooms.rq"
 BUILDING_ARGS = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--entailment", "rdfs"]
 SUMMARY = re.compile(r"rsp spark: (\d+) micro-batch\(es\) in \d+\.\d s")
-PARTS = 16
+PARTS = 8
 
 
 def _long_stream(path: Path, copies: int = 4) -> list[str]:

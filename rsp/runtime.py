@@ -103,17 +103,13 @@ class QueryHandle:
         self._keep_elements = max((w.triples for w in query.windows if w.triples is not None), default=0)
 
     def _variables(self) -> tuple[str, ...]:
+        """A SELECT's result variables: its projection, or for ``SELECT *`` the in-scope variables of
+        WHERE (SPARQL 1.1 §18.2.1: BIND and VALUES variables, a sub-SELECT's projection, both sides of
+        OPTIONAL and UNION, not MINUS or FILTER EXISTS) in the order they are first written."""
+        from rsp.query.validate import select_vars
+
         form = self.query.form
-        if isinstance(form, ast.Select):
-            if form.projection is not None:
-                return tuple(p.var.name for p in form.projection)
-            names: dict[str, None] = {}
-            for table in self.translation.tables.values():
-                for name in (*table.variables, table.time_var):
-                    if name is not None and not name.startswith("_"):
-                        names.setdefault(name, None)
-            return tuple(names)
-        return ()
+        return tuple(select_vars(form)) if isinstance(form, ast.Select) else ()
 
     def subscribe(self, callback: Callable[[Result], None]) -> None:
         """Call ``callback(result)`` for every result from now on."""

@@ -53,33 +53,65 @@ from rsp.query.ast import (
 
 def pattern_vars(pattern: Pattern | Group) -> set[str]:
     """The variables a pattern may bind (its in-scope variables), by name."""
+    return set(in_scope(pattern))
+
+
+def in_scope(pattern: Pattern | Group) -> list[str]:
+    """The in-scope variables of a pattern (SPARQL 1.1 §18.2.1), in the order they are first written.
+
+    A BGP's variables; a group's, an OPTIONAL's and a UNION's are those of their parts; ``BIND(… AS ?v)``
+    adds ?v; ``VALUES`` its variables; a sub-SELECT its projected variables (every in-scope variable of
+    its WHERE for ``SELECT *``); ``WINDOW w AT ?t { P }`` adds ?t to P's; MINUS and FILTER (also
+    ``FILTER EXISTS``) add none. Blank nodes in patterns are variables too (named ``_…``).
+
+    >>> from rsp.query.parser import parse_query
+    >>> query = parse_query('''REGISTER QUERY Q AS SELECT * FROM STREAM <http://s> [RANGE 1s STEP 1s]
+    ...     WHERE { ?s ?p ?o BIND(?o + 10 AS ?z) MINUS { ?s ?q ?m } VALUES ?k { 1 } }''')
+    >>> in_scope(query.form.where)
+    ['s', 'p', 'o', 'z', 'k']
+    """
+    names: dict[str, None] = {}
+    _collect(pattern, names)
+    return list(names)
+
+
+def _collect(pattern: Pattern | Group, names: dict[str, None]) -> None:
     match pattern:
         case Group(elements=elements):
-            return set().union(*(pattern_vars(e) for e in elements))
+            for element in elements:
+                _collect(element, names)
         case BGP(triples=triples):
-            terms = (term for tp in triples for term in (tp.subject, tp.predicate, tp.object))
-            return {term.name for term in terms if isinstance(term, Var)}
+            for tp in triples:
+                for term in (tp.subject, tp.predicate, tp.object):
+                    if isinstance(term, Var):
+                        names.setdefault(term.name, None)
         case Optional(group=group):
-            return pattern_vars(group)
+            _collect(group, names)
         case Union(alternatives=alternatives):
-            return set().union(*(pattern_vars(g) for g in alternatives))
+            for alternative in alternatives:
+                _collect(alternative, names)
         case Bind(var=var):
-            return {var.name}
+            names.setdefault(var.name, None)
         case Values(vars=variables):
-            return {v.name for v in variables}
+            for var in variables:
+                names.setdefault(var.name, None)
         case SubSelect(select=select):
-            return select_vars(select)
+            for name in select_vars(select):
+                names.setdefault(name, None)
         case WindowBlock(group=group, time_var=time_var):
-            return pattern_vars(group) | ({time_var.name} if time_var is not None else set())
+            _collect(group, names)
+            if time_var is not None:
+                names.setdefault(time_var.name, None)
         case _:  # Filter, Minus
-            return set()
+            pass
 
 
-def select_vars(select: Select) -> set[str]:
-    """The variables a (sub-)SELECT returns."""
+def select_vars(select: Select) -> list[str]:
+    """The variables a (sub-)SELECT returns, in order: its projection, or for ``SELECT *`` the in-scope
+    variables of its WHERE (not the hidden ones of blank nodes)."""
     if select.projection is None:
-        return {v for v in pattern_vars(select.where) if not v.startswith("_")}
-    return {p.var.name for p in select.projection}
+        return [v for v in in_scope(select.where) if not v.startswith("_")]
+    return [p.var.name for p in select.projection]
 
 
 def expr_vars(expr: Expr, *, inside_aggregates: bool = True) -> list[Var]:

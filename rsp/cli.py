@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rsp import __version__
-from rsp.errors import Position, RspError, StreamError
+from rsp.errors import LateElementError, Position, RspError, StreamError
 
 LARS_EXAMPLE = """example:
   rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
@@ -216,8 +216,9 @@ stream files are N-Triples whose lines end in their time in ms:  <s> <p> <o> . #
 several streams:  --stream http://ex.org/temps=temps.nt --stream http://ex.org/doors=doors.nt"""
 
 
-def _stream_arguments(values: list[str], query) -> list[tuple[str | None, str]]:
-    """``IRI=FILE`` or ``FILE`` (only for a query with one stream) -> [(stream IRI, file)]."""
+def _stream_arguments(values: list[str], query, what: str = "FILE") -> list[tuple[str | None, str]]:
+    """``IRI=FILE`` or ``FILE`` (only for a query with one stream) -> [(stream IRI, file)]; every stream
+    the query reads must be given (``what`` names a source in the messages)."""
     streams = {w.stream for w in query.windows}
     pairs = []
     for value in values:
@@ -239,13 +240,22 @@ def _stream_arguments(values: list[str], query) -> list[tuple[str | None, str]]:
                 f"{', '.join(sorted(streams))}",
                 Position(query.file),
             )
+    given = {iri for iri, _path in pairs}
+    for window in query.windows:
+        if window.stream not in given:  # it would stay empty: every answer over it would be silently wrong
+            clause = "FROM STREAM" if window.name is None else f"FROM NAMED WINDOW {window.name} ON"
+            raise RspError(
+                f"{clause} {window.stream}: no --stream gives this stream; add --stream "
+                f"{window.stream[1:-1]}={what}",
+                window.pos or Position(query.file),
+            )
     return pairs
 
 
-def _tagged(batches, order: int, iri: str):
-    """(time, order, stream IRI, triples) for each (time, triples) of one stream's reader."""
-    for time_, triples in batches:
-        yield time_, order, iri, triples
+def _tagged(batches, order: int):
+    """(time, order, triples, line numbers) for each batch of one stream file's reader."""
+    for time_, triples, lines in batches:
+        yield time_, order, triples, lines
 
 
 def open_query(args: argparse.Namespace, path: str, out: TextIO):
@@ -259,7 +269,8 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     for ontology in args.ontology:
         _load_ontology(engine, ontology)
     query = engine.register(_read_query(path), path)
-    pairs = _stream_arguments(args.stream, query.query)
+    source = "SOURCE" if getattr(args, "command", "run") == "spark" else "FILE"
+    pairs = _stream_arguments(args.stream, query.query, source)
     prefixes = None
     if args.format == "text":
         prefixes = {}
@@ -333,7 +344,7 @@ def _declared_prefixes(path: str) -> dict[str, str]:
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     import heapq
 
-    from rsp.io.ntriples import LatePolicy, ReadCounters, read_triple_file
+    from rsp.io.ntriples import ReadCounters, read_triple_file
 
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
@@ -345,28 +356,52 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     def report(error: StreamError) -> None:
         print(error, file=sys.stderr)
 
-    counters = {path: ReadCounters() for _iri, path in pairs}
+    counters = [ReadCounters() for _pair in pairs]
+    # blank nodes are scoped to their file: a stream given by one file is that file's scope under the
+    # stream's IRI (as in the API and rsp spark); a stream given by several files has one scope per file
+    files_per_stream: dict[str, int] = {}
+    for iri, _path in pairs:
+        files_per_stream[iri] = files_per_stream.get(iri, 0) + 1
+    sources = [iri if files_per_stream[iri] == 1 else f"{iri} {path}" for iri, path in pairs]
+    # the batch being pushed, so that the engine's late elements are reported with their file and line
+    pushing: list = [0, [], 0]  # [stream order, line numbers, late elements of this batch reported]
+
+    def late(time_: int, _triple) -> None:
+        order, lines, seen = pushing
+        pushing[2] += 1
+        counters[order].late += 1
+        message = _late_message(time_, query.closed_until) + ", dropped"
+        report(StreamError(message, Position(pairs[order][1], lines[seen])))
+
+    engine.on_late = late
     # one reject file for every stream (each reader would truncate a path of its own)
     rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
     try:
         readers = []
-        for order, (iri, path) in enumerate(pairs):
+        for order, (_iri, path) in enumerate(pairs):
+            # the reader judges no lateness (late_policy=None): the query's last closed instant does
             batches = read_triple_file(
                 path,
                 on_error=report,
-                on_late=report,
-                counters=counters[path],
-                late_policy=LatePolicy(args.late),
+                counters=counters[order],
+                late_policy=None,
                 reject=rejects,
+                numbered=True,
             )
-            # bind order and iri now: a generator expression would read the loop variables when it runs
-            readers.append(_tagged(batches, order, iri))
+            readers.append(_tagged(batches, order))
         progress = _Progress(args.quiet, "instant", "triples", " ms")
         query.subscribe(lambda result: progress.update(result.time, elements))
         elements = 0
-        for time_, _order, iri, triples in heapq.merge(*readers):
+        # each file is read in its own order; the files are merged by the times of the batches read next
+        for time_, order, triples, lines in heapq.merge(*readers):
             elements += len(triples)
-            engine.push(triples, time_, iri, plain=True)
+            pushing[:] = order, lines, 0
+            try:
+                engine.push(triples, time_, pairs[order][0], source=sources[order], plain=True)
+            except LateElementError:  # --late fail; every instant closed before is written already
+                counters[order].late += 1
+                position = Position(pairs[order][1], lines[0])
+                raise LateElementError(_late_message(time_, query.closed_until), position) from None
         engine.close()
         progress.close(query.closed_until, elements)
         writer.close()
@@ -374,18 +409,17 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         if rejects is not None:
             rejects.close()
     if not args.quiet:
-        for path, counter in counters.items():
-            if counter.rejected or counter.late or engine.late:
+        for (_iri, path), counter in zip(pairs, counters, strict=True):
+            if counter.rejected or counter.late:
                 advice = ""
                 if counter.rejected and not args.reject:
                     advice = " (the rejected lines were skipped: --reject FILE keeps them to fix and replay)"
-                print(
-                    counter.summary(path)
-                    + (f", {engine.late} late at the engine" if engine.late else "")
-                    + advice,
-                    file=sys.stderr,
-                )
+                print(counter.summary(path) + advice, file=sys.stderr)
     return 0
+
+
+def _late_message(time_: int, closed: int | None) -> str:
+    return f"late element at time {time_} (instant {closed} is already closed)"
 
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:

@@ -45,3 +45,7 @@ class QuerySyntaxError(RspError):
 
 class StreamError(RspError):
     """A stream element that cannot be read (bad line, late element under the fail policy)."""
+
+
+class LateElementError(StreamError):
+    """An element older than the last instant a query closed, under the fail policy (``late="fail"``)."""

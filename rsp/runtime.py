@@ -16,19 +16,24 @@ results to its subscribers.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 
-from rsp.errors import Position, RspError, StreamError
+from rsp.errors import LateElementError, Position, RspError, StreamError
+from rsp.io.bnodes import Scopes
+from rsp.io.ntriples import term_problem
 from rsp.lars import check
 from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
 from rsp.query import ast
 from rsp.query.algebra import ExpressionCache
 
 Triple = tuple[str, str, str]
+_first = itemgetter(0)
 
 
 @dataclass
@@ -57,6 +62,64 @@ def _rename(rule: Rule, mapping: dict[str, str]) -> Rule:
             literal = ExtAtom(atom(literal.atom), literal.op, literal.window, literal.time, literal.negated)
         body.append(literal)
     return Rule(Head(atom(rule.head.atom), rule.head.time), tuple(body), rule.origin)
+
+
+_ROLES = ("subject", "predicate", "object")
+_EXPECTED = {
+    "subject": "an IRI or blank node in N-Triples syntax, e.g. <http://ex.org/a> or _:b1",
+    "predicate": "an IRI in N-Triples syntax, e.g. <http://ex.org/p>",
+    "object": "an IRI, blank node or literal in N-Triples syntax, e.g. <http://ex.org/a>, _:b1, "
+    '"text", "text"@en or "30"^^<http://www.w3.org/2001/XMLSchema#integer>',
+}
+
+
+def _checked_time(time, where: str) -> int:
+    """A timestamp given to the API: an integer number of ms, not negative."""
+    if isinstance(time, bool) or not isinstance(time, int):
+        raise StreamError(f"{where}: the time {time!r} is not an integer number of milliseconds")
+    if time < 0:
+        raise StreamError(f"{where}: the time {time} is negative (the timeline starts at 0 ms)")
+    return time
+
+
+def _checked_triples(triples: Iterable, times: Sequence[int], where: str) -> list[Triple]:
+    """Triples given to the API as N-Triples strings (rdflib terms are written out): every term checked
+    for its place; :class:`StreamError` names the first bad triple, its position and what is expected."""
+    out: list[Triple] = []
+    good: dict[str, set[str]] = {role: set() for role in _ROLES}  # terms found valid in this call
+    for index, triple in enumerate(triples):
+        at = f"{where}: triple {index + 1} at {times[index if len(times) > 1 else 0]} ms"
+        if isinstance(triple, str) or not isinstance(triple, Sequence):
+            raise StreamError(f"{at}: expected a (subject, predicate, object) tuple, got {triple!r}")
+        if len(triple) != 3:
+            raise StreamError(
+                f"{at}: {tuple(triple)!r} has {len(triple)} terms, not 3 (subject, predicate, object)"
+            )
+        terms = []
+        for role, term in zip(_ROLES, triple, strict=True):
+            if type(term) is not str:
+                term = _written(term, at, role)
+            known = good[role]
+            if term not in known:
+                problem = term_problem(term, role)
+                if problem is not None:
+                    raise StreamError(f"{at}: bad {role} {term!r}: {problem} (expected {_EXPECTED[role]})")
+                known.add(term)
+            terms.append(term)
+        out.append(tuple(terms))
+    return out
+
+
+def _written(term, at: str, role: str) -> str:
+    """An rdflib term in N-Triples syntax; anything else that is not a string is refused."""
+    if isinstance(term, str) and hasattr(term, "n3"):
+        from rsp.background.ontology import nt_term
+
+        try:
+            return nt_term(term)
+        except TypeError:
+            pass
+    raise StreamError(f"{at}: the {role} {term!r} is not an RDF term (expected {_EXPECTED[role]})")
 
 
 def _resolve_graph(iri: str, query_file: str) -> Path:
@@ -123,29 +186,46 @@ class QueryHandle:
         return list(self.program.program.rules)
 
     # -- time -----------------------------------------------------------------------------------------
+    # The clock of a query is its newest element: every instant up to it, from the first instant on, is
+    # closed. The first instant is the first one after the earliest element that came before any instant
+    # closed; an element older than the last closed instant is late (Engine.push decides); any other
+    # element joins its slot, whatever its order of arrival (DESIGN.md §3, §5).
     def _add(self, time: int, pred: str, triples: list) -> None:
-        """Stream triples at ``time`` as atoms of the window predicate ``pred``."""
+        """Stream triples at ``time`` (not late: no older than the last closed instant) as atoms of the
+        window predicate ``pred``; an element older than others already added joins its own slot."""
         self._close_before(time)
-        self._add_to_slot(time // self.slot, pred, triples)
+        self._add_to_slot(time // self.slot, pred, triples, time)
         self._seen(time)
         if self._element_times is not None:
             self._keep_times(pred, [time] * len(triples), triples)
+        self._catch_up()
 
-    def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], start: int, pred: str) -> None:
-        """``triples[i]`` at ``times[i]`` for i ≥ ``start`` (times in order): :meth:`_add` for each time,
-        done a time slot at a time."""
+    def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], pred: str) -> None:
+        """``triples[i]`` at ``times[i]`` (times in order): :meth:`Engine.push` for each time, done a
+        time slot at a time; elements older than the last closed instant go to :meth:`Engine._late`."""
         end, slot = len(times), self.slot
-        i = start
+        i = 0
         while i < end:
             time = times[i]
+            if self.closed_until is not None and time < self.closed_until:
+                stop = bisect_left(times, self.closed_until, i, end)
+                self.engine._late(self, times[i:stop], triples[i:stop])
+                i = stop
+                continue
             self._close_before(time)
-            # up to the end of the slot, or the next instant if one falls inside it (COMPUTE EVERY)
-            stop = bisect_left(times, min((time // slot + 1) * slot, self._next_instant), i, end)
+            if self.closed_until is None:
+                # before the first instant closes, each time may move it back and close instants that
+                # make the next times late (as pushing them one by one would)
+                stop = bisect_right(times, time, i, end)
+            else:  # up to the end of the slot, or the next instant if one falls inside it (COMPUTE EVERY)
+                stop = bisect_left(times, min((time // slot + 1) * slot, self._next_instant), i, end)
             chunk = triples[i:stop]
-            self._add_to_slot(time // slot, pred, chunk if isinstance(chunk, list) else list(chunk))
+            chunk = chunk if isinstance(chunk, list) else list(chunk)
+            self._add_to_slot(time // slot, pred, chunk, times[i:stop] if self._in_order else time)
             self._seen(times[stop - 1])
             if self._element_times is not None:
                 self._keep_times(pred, times[i:stop], chunk)
+            self._catch_up()
             i = stop
 
     def _seen(self, time: int) -> None:
@@ -155,16 +235,32 @@ class QueryHandle:
             self._last_element = time
 
     def _close_before(self, time: int) -> None:
-        """Close every instant up to ``time`` (an element at ``time`` comes next)."""
-        if self._next_instant is None:
-            self._next_instant = (time // self.step + 1) * self.step
+        """Close every instant up to ``time`` (an element at ``time`` comes next).
+
+        The first instant is the first one after the earliest element that came before any instant
+        closed: an element older than the first one seen, arriving while nothing is closed yet, moves the
+        first instant back (DESIGN.md §5)."""
+        first = (time // self.step + 1) * self.step
+        if self._next_instant is None or (self.closed_until is None and first < self._next_instant):
+            self._next_instant = first
+        self._close_through(time)
+
+    def _close_through(self, time: int) -> None:
         while self._next_instant <= time:
             self._close(self._next_instant)
             self._next_instant += self.step
 
-    def _add_to_slot(self, slot: int, pred: str, triples: list) -> None:
-        if self._in_order:  # [TRIPLES n] windows count atoms across predicates
-            self._pending.setdefault(slot, []).extend([(pred, t) for t in triples])
+    def _catch_up(self) -> None:
+        """Close the instants the newest element has passed: only ever some after an element that moved
+        the first instant back behind a newer element (otherwise that newer element closed them)."""
+        if self._next_instant <= self._last_element:
+            self._close_through(self._last_element)
+
+    def _add_to_slot(self, slot: int, pred: str, triples: list, time: int | Sequence[int]) -> None:
+        """Keep ``triples`` (at ``time``, or at ``time[i]`` each) for the engine step of their slot."""
+        if self._in_order:  # [TRIPLES n] windows count atoms across predicates, in time order (see _close)
+            times = [time] * len(triples) if isinstance(time, int) else time
+            self._pending.setdefault(slot, []).extend(zip(times, repeat(pred), triples))
         else:  # per predicate, as the engine stores them (see rsp.engine.Engine.step)
             groups = self._pending.get(slot)
             if groups is None:
@@ -187,9 +283,15 @@ class QueryHandle:
         if self._engine_time is None:
             first = max(0, (instant - self._max_range) // self.slot)
             self._engine_time = min(first, min(self._pending, default=first)) - 1
-        lars = self.lars
+        lars, pending, in_order = self.lars, self._pending, self._in_order
         for k in range(self._engine_time + 1, point + 1):
-            lars.step(k, self._pending.pop(k, []))
+            atoms = pending.pop(k, [])
+            if in_order and atoms:
+                # [TRIPLES n]: the last n elements by time, equal times in arrival order, as if every
+                # element had come in time order (a stable sort)
+                atoms.sort(key=_first)
+                atoms = [(pred, triple) for _time, pred, triple in atoms]
+            lars.step(k, atoms)
         self._engine_time = max(self._engine_time, point)
         self.closed_until = instant
         if self._element_times is not None:
@@ -201,9 +303,9 @@ class QueryHandle:
         times, order = self._element_times, self._element_order
         cutoff = instant - self._max_range - self.slot
         while len(order) > self._keep_elements and order[0][0] < cutoff:
-            _time, key = order.popleft()
+            time, key = order.popleft()
             kept = times[key]
-            del kept[0]
+            kept.remove(time)  # out-of-order elements: not necessarily the first time kept
             if not kept:
                 del times[key]
 
@@ -321,6 +423,8 @@ class Engine:
         from rsp.query.algebra import Compiled
         from rsp.query.expr import compile_expr, compile_filter
 
+        if late not in ("drop", "fail"):
+            raise ValueError(f"late={late!r}: the late policy is 'drop' or 'fail'")
         self.entailment = entailment
         self.late_policy = late
         self.explain = explain
@@ -329,15 +433,24 @@ class Engine:
         self.late = 0
         self.on_late: Callable[[int, Triple], None] | None = None
         self.compiled = Compiled(compile_expr, compile_filter, compile_aggregate, order_key)
+        self.scopes = Scopes()
+        """The blank-node scope of every source (:mod:`rsp.io.bnodes`)."""
+        self._graphs = 0
 
     def load_ontology(self, path: str | Path) -> int:
         """Load an ontology or static graph (Turtle, RDF/XML, N-Triples, JSON-LD); returns its size.
-        Load ontologies before registering the queries that use them."""
+        Load ontologies before registering the queries that use them. Its blank nodes are its own: no
+        other graph or stream shares them."""
         from rsp.background import load_ontology
 
-        triples = load_ontology(path)
+        triples = self._static_graph(load_ontology(path), path)
         self.static.extend(triples)
         return len(triples)
+
+    def _static_graph(self, triples: list[Triple], path: str | Path) -> list[Triple]:
+        """A static graph's triples with blank nodes in a scope of their own (one per graph loaded)."""
+        self._graphs += 1
+        return self.scopes.relabel(triples, f"graph {self._graphs} {path}")
 
     def register(self, text: str, file: str = "<query>") -> QueryHandle:
         """Parse, check and compile a query; its results flow from the next pushed element on."""
@@ -359,7 +472,7 @@ class Engine:
                 raise RspError(
                     f"FROM {graph}: no such local file {path} (rsp never fetches IRIs)", Position(file)
                 )
-            static.extend(load_graph(path))
+            static.extend(self._static_graph(load_graph(path), path))
         regime = Regime(self.entailment)
         background = background_program(regime, static, pred="g")
         rules = list(translation.rules)
@@ -391,15 +504,37 @@ class Engine:
         return handle
 
     def push(
-        self, triples: Iterable[Triple], time: int, stream: str | None = None, *, plain: bool = False
+        self,
+        triples: Iterable[Triple],
+        time: int,
+        stream: str | None = None,
+        *,
+        source: str | None = None,
+        plain: bool = False,
     ) -> None:
         """Add stream elements with timestamp ``time`` (ms) to ``stream`` (default: the only stream
-        the registered queries read). Elements must come in time order. Terms are strings in N-Triples
-        syntax or rdflib terms; ``plain`` says they are all strings already (readers of rsp's own)."""
+        the registered queries read).
+
+        Terms are strings in N-Triples syntax (``<http://…>``, ``_:b``, ``"30"^^<…#integer>``) or rdflib
+        terms; a malformed term, or a triple that is not three terms, is refused with a
+        :class:`~rsp.errors.StreamError` naming the triple, the position and what is expected (nothing
+        of the call is added then). ``plain=True`` says the terms are valid N-Triples strings already and
+        skips that check (rsp's own readers, which validated their lines).
+
+        Elements need not come in time order: an element older than the last instant a query closed
+        is late for it (counted in :attr:`late`, then dropped or, with ``late="fail"``, raised); any
+        other element joins every window that covers its time, as if it had come in order.
+
+        Blank nodes are scoped to ``source`` (any string naming where the elements come from; by
+        default the stream): ``_:n`` pushed from two sources is two nodes, from one source one node.
+        """
         if plain:
             triples = triples if isinstance(triples, list) else list(triples)
-        else:  # rdflib terms subclass str: write them in N-Triples syntax
-            triples = [tuple(term.n3() if hasattr(term, "n3") else term for term in t) for t in triples]
+        else:
+            time = _checked_time(time, "push")
+            triples = _checked_triples(triples, [time], "push")
+        if triples:
+            triples = self.scopes.relabel(triples, self._source(stream, source))
         for handle in self.queries:
             pred = self._window_pred(handle, stream)
             if pred is None:
@@ -409,12 +544,21 @@ class Engine:
                 continue
             handle._add(time, pred, triples)
 
-    def push_sorted(self, times: Sequence[int], triples: Sequence[Triple], stream: str | None = None) -> None:
+    def push_sorted(
+        self,
+        times: Sequence[int],
+        triples: Sequence[Triple],
+        stream: str | None = None,
+        *,
+        source: str | None = None,
+        plain: bool = False,
+    ) -> None:
         """Add many stream elements at once: ``triples[i]`` at ``times[i]`` ms, the times in order.
 
         The same as :meth:`push` for each run of equal times, with less work per element (a bulk
         reader's entry point: ``rsp spark`` hands micro-batches over this way), except that late
-        elements reach :attr:`on_late` query by query. Terms are strings in N-Triples syntax.
+        elements reach :attr:`on_late` query by query. Terms are strings in N-Triples syntax, checked
+        as by :meth:`push` unless ``plain``; times out of order are refused.
 
         >>> engine = Engine()
         >>> query = engine.register('''REGISTER QUERY N AS SELECT (COUNT(*) AS ?n)
@@ -429,19 +573,31 @@ class Engine:
             raise ValueError(f"push_sorted: {len(times)} times for {len(triples)} triples")
         if not triples:
             return
-        todo = []
+        if not plain:
+            times = [_checked_time(time, "push_sorted") for time in times]
+            for i in range(1, len(times)):
+                if times[i] < times[i - 1]:
+                    raise StreamError(
+                        f"push_sorted: times must be in order, but element {i + 1} at {times[i]} ms comes "
+                        f"after one at {times[i - 1]} ms (sort them, or use push)"
+                    )
+            triples = _checked_triples(triples, times, "push_sorted")
+        triples = self.scopes.relabel(
+            triples if isinstance(triples, list) else list(triples), self._source(stream, source)
+        )
         for handle in self.queries:
             pred = self._window_pred(handle, stream)
-            if pred is None:
-                continue
-            start = 0
-            if handle.closed_until is not None and times[0] < handle.closed_until:
-                # adding an element closes instants up to its own time only: just a prefix can be late
-                start = bisect_left(times, handle.closed_until)
-                self._late(handle, times[:start], triples[:start])
-            todo.append((handle, pred, start))
-        for handle, pred, start in todo:
-            handle._add_sorted(times, triples, start, pred)
+            if pred is not None:
+                handle._add_sorted(times, triples, pred)
+
+    def _source(self, stream: str | None, source: str | None) -> str:
+        """The blank-node scope of pushed elements: ``source`` if given, else the stream's IRI."""
+        if source is not None:
+            return str(source)
+        if stream is None:
+            streams = {iri for handle in self.queries for iri in handle.translation.streams}
+            return streams.pop() if len(streams) == 1 else "<>"
+        return stream if stream.startswith("<") else f"<{stream}>"
 
     @staticmethod
     def _window_pred(handle: QueryHandle, stream: str | None) -> str | None:
@@ -457,7 +613,9 @@ class Engine:
         """Elements older than an instant ``handle`` already closed: counted, then the policy."""
         self.late += len(triples)
         if self.late_policy == "fail":
-            raise StreamError(f"late element at {times[0]}: instant {handle.closed_until} is already closed")
+            raise LateElementError(
+                f"late element at {times[0]}: instant {handle.closed_until} is already closed"
+            )
         if self.on_late is not None:
             for time, triple in zip(times, triples, strict=True):
                 self.on_late(time, triple)

@@ -1,6 +1,11 @@
 """The reference for continuous queries: re-materialise every window from scratch with owlrl and
 evaluate the query with rdflib, instant by instant (DESIGN.md §5), independently of rsp's engine.
 
+:func:`run_arrivals` takes the elements in the order they arrive, possibly out of time order, on
+several streams and from several sources, and applies the definitions of DESIGN.md §3 and §5 literally:
+which elements are late, which instants are reported, what each window holds, and blank nodes scoped to
+their source (relabelled ``_:src<i>_<label>``, an RDF merge).
+
 Only rdflib and owlrl compute answers here. The query text is rewritten into plain SPARQL: the REGISTER
 and FROM STREAM / FROM NAMED WINDOW clauses are dropped and ``WINDOW w { … }`` becomes ``GRAPH w { … }``
 over a dataset whose named graph w is the closure of static ∪ content(w, t).
@@ -13,7 +18,7 @@ from collections import Counter
 
 import owlrl
 import rdflib
-from rdflib import RDF, RDFS, Dataset, Graph, URIRef
+from rdflib import RDF, RDFS, BNode, Dataset, Graph, URIRef
 
 from rsp.background.vocab import SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, is_noise
 
@@ -21,14 +26,23 @@ XSD_INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 
 def _graph(triples) -> Graph:
+    """An rdflib graph of N-Triples-string triples; blank nodes keep their labels (``_:x`` stays
+    ``_:x``: the callers scope them, and the answers are compared by label)."""
     graph = Graph()
     text = "\n".join(f"{s} {p} {o} ." for s, p, o in triples)
     if text:
+        labels: dict[str, BNode] = {}
         rdflib.NORMALIZE_LITERALS = False
         try:
-            graph.parse(data=text, format="nt")
+            graph.parse(data=text, format="nt", bnode_context=labels)
         finally:
             rdflib.NORMALIZE_LITERALS = True
+        if labels:
+            back = {node: BNode(label) for label, node in labels.items()}
+            relabelled = Graph()
+            for s, p, o in graph:
+                relabelled.add((back.get(s, s), p, back.get(o, o)))
+            graph = relabelled
     return graph
 
 
@@ -172,3 +186,87 @@ def run_slots(
         out.append((instant, result))
         instant += step
     return out
+
+
+# -- elements in arrival order: late elements, instants, several streams, blank nodes (DESIGN.md §3, §5) --
+
+
+def merged(files):
+    """The arrival order of stream files replayed together (``rsp run`` with several ``--stream``s,
+    docs/cli.md): each file in its own line order; the next element is the next one of the file whose
+    next element has the smallest time, the first such file on a tie. ``files`` are lists of
+    ``(time, triple)``; returns ``(file index, time, triple)`` in arrival order."""
+    positions = [0] * len(files)
+    out = []
+    while True:
+        best = None
+        for index, elements in enumerate(files):
+            if positions[index] < len(elements) and (
+                best is None or elements[positions[index]][0] < files[best][positions[best]][0]
+            ):
+                best = index
+        if best is None:
+            return out
+        time, triple = files[best][positions[best]]
+        positions[best] += 1
+        out.append((best, time, triple))
+
+
+def timeline(times, step: int):
+    """For times in arrival order: (the indices of the late ones, the first instant, the last instant).
+
+    An instant t closes when an element at t or later arrives; the first instant is the first one
+    after the earliest element that arrived before any instant closed; an element older than the last
+    closed instant is late; the last instant is the first one after the newest element."""
+    closed = first = newest = None
+    late = set()
+    for index, time in enumerate(times):
+        if closed is not None and time < closed:
+            late.add(index)
+            continue
+        newest = time if newest is None else max(newest, time)
+        if closed is None:
+            candidate = (time // step + 1) * step
+            first = candidate if first is None else min(first, candidate)
+        if newest >= first:
+            closed = newest // step * step
+    last = None if newest is None else (newest // step + 1) * step
+    return late, first, last
+
+
+def scoped(triple, source: int):
+    """The triple with its blank nodes in the scope of source number ``source`` (``_:src<i>_<label>``)."""
+    return tuple(f"_:src{source}_{term[2:]}" if term.startswith("_:") else term for term in triple)
+
+
+def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: int):
+    """Answers at every instant, and how many elements were late.
+
+    ``windows``: [(name or None, stream, range_ms or None, triples_n or None)];
+    ``arrivals``: [(time_ms, stream, source number, (s, p, o))] in arrival order.
+    A ``[TRIPLES n]`` window holds the last n elements before t in time order, elements of one time in
+    arrival order (as if every element that is not late had come in time order).
+    """
+    late, first, last = timeline([a[0] for a in arrivals], step)
+    if first is None:
+        return [], len(late)
+    kept = [(a[0], a[1], scoped(a[3], a[2])) for i, a in enumerate(arrivals) if i not in late]
+    kept.sort(key=lambda element: element[0])  # stable: one time's elements stay in arrival order
+    sparql = to_sparql(query_text)
+    out = []
+    for instant in range(first, last + 1, step):
+        default: set = set()
+        named: dict[str, set] = {}
+        for name, stream, size, count in windows:
+            if count is not None:
+                content = [t for tau, s, t in kept if s == stream and tau < instant][-count:]
+            else:
+                content = [t for tau, s, t in kept if s == stream and instant - size <= tau < instant]
+            if name is None:
+                default.update(content)
+            else:
+                named.setdefault(name, set()).update(content)
+        default_graph = _terms(closure(set(static) | default, regime))
+        named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        out.append((instant, answer(sparql, default_graph, named_graphs)))
+    return out, len(late)

@@ -142,12 +142,17 @@ def test_late_elements_are_counted(capsys, tmp_path: Path) -> None:
         "WHERE { ?x <http://p> ?y }",
     )
     stream = tmp_path / "s.nt"
-    stream.write_text("<http://a> <http://p> <http://b> . # 2000\n<http://c> <http://p> <http://d> . # 500\n")
+    # 2000 closes the instants 1000 and 2000: the element at 1500 that follows is late (DESIGN.md §3)
+    stream.write_text(
+        "<http://e> <http://p> <http://f> . # 500\n<http://a> <http://p> <http://b> . # 2000\n"
+        "<http://c> <http://p> <http://d> . # 1500\n"
+    )
     code, out, err = run_cli(capsys, "run", query, "--stream", stream)
     assert code == 0 and "1 late" in err
+    assert f"{stream}:3: late element at time 1500 (instant 2000 is already closed), dropped" in err
     assert all("http://c" not in line for line in out.splitlines())
     code, _, err = run_cli(capsys, "run", query, "--stream", stream, "--late", "fail")
-    assert code == 2 and f"{stream}:2: " in err
+    assert code == 2 and f"{stream}:3: " in err
 
 
 def test_explain_prints_rules_with_origins(capsys) -> None:
@@ -188,3 +193,96 @@ def test_bundled_queries_run(capsys, tmp_path: Path) -> None:
     assert records[0]["bindings"] == [
         {"train": f"<{ex}t1>", "delay": '"3"^^<http://www.w3.org/2001/XMLSchema#integer>', "station": f"<{ex}s1>"}
     ]
+
+
+# -- issue 13: out of order is not late; blank nodes per file; no stream without a source -------------------
+TEMPS = "REGISTER QUERY Q AS\nSELECT ?s ?o\nFROM STREAM <http://ex/s> [RANGE 3s STEP 1s]\nWHERE { ?s <http://ex/p> ?o }"
+
+
+def test_an_element_out_of_order_but_not_late_is_in_its_windows(capsys, tmp_path: Path) -> None:
+    """3347 comes after 3775 while no instant is closed: not late (DESIGN.md §3). The first instant is the
+    one after the earliest element, 4000, whose window [1000, 4000) holds both (the API agrees)."""
+    query = query_file(tmp_path, TEMPS)
+    stream = tmp_path / "s.nt"
+    stream.write_text('<http://ex/a> <http://ex/p> "1" . # 3775\n<http://ex/b> <http://ex/p> "2" . # 3347\n')
+    code, out, err = run_cli(capsys, "run", query, "--stream", stream)
+    assert code == 0 and "late" not in err
+    records = [json.loads(line) for line in out.splitlines()]
+    both = [{"s": "<http://ex/a>", "o": '"1"'}, {"s": "<http://ex/b>", "o": '"2"'}]
+    assert [(r["time"], sorted(r["bindings"], key=str)) for r in records] == [(4000, both)]
+
+
+def test_late_fail_keeps_the_instants_closed_before(capsys, tmp_path: Path) -> None:
+    """1500 and 3500 close 2000 and 3000 (written); 2200 is then late: exit 2 naming its line."""
+    query = query_file(tmp_path, TEMPS.replace("RANGE 3s", "RANGE 1s"))
+    stream = tmp_path / "s.nt"
+    stream.write_text(
+        '<http://ex/a> <http://ex/p> "1" . # 1500\n<http://ex/b> <http://ex/p> "2" . # 3500\n'
+        '<http://ex/c> <http://ex/p> "3" . # 2200\n<http://ex/d> <http://ex/p> "4" . # 4200\n'
+    )
+    code, out, err = run_cli(capsys, "run", query, "--stream", stream, "--late", "fail")
+    assert code == 2
+    assert err == f"{stream}:3: late element at time 2200 (instant 3000 is already closed)\n"
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["time"], r["bindings"]) for r in records] == [
+        (2000, [{"s": "<http://ex/a>", "o": '"1"'}]),
+        (3000, []),
+    ]
+
+
+def test_blank_nodes_of_two_files_are_two_nodes(capsys, tmp_path: Path) -> None:
+    """RDF merge: _:n of a.nt and _:n of b.nt never join; within one file _:n is one node across
+    elements, and comes out as an N-Triples blank node."""
+    from rsp.io.ntriples import parse_line
+
+    query = query_file(
+        tmp_path,
+        "REGISTER QUERY Q AS\nSELECT ?n ?x ?y\nFROM STREAM <http://ex/a> [RANGE 1s STEP 1s]\n"
+        "FROM STREAM <http://ex/b> [RANGE 1s STEP 1s]\nWHERE { ?n <http://ex/p> ?x . ?n <http://ex/q> ?y }",
+    )
+    a, b = tmp_path / "a.nt", tmp_path / "b.nt"
+    a.write_text('_:n <http://ex/p> "1" . # 100\n')
+    b.write_text('_:n <http://ex/q> "2" . # 100\n')
+    code, out, _ = run_cli(capsys, "run", query, "--stream", f"http://ex/a={a}", "--stream", f"http://ex/b={b}")
+    assert code == 0 and [json.loads(line)["bindings"] for line in out.splitlines()] == [[]]
+    a.write_text('_:n <http://ex/p> "1" . # 100\n_:n <http://ex/q> "3" . # 600\n')
+    code, out, _ = run_cli(capsys, "run", query, "--stream", f"http://ex/a={a}", "--stream", f"http://ex/b={b}")
+    ((row,),) = [json.loads(line)["bindings"] for line in out.splitlines()]
+    assert (row["x"], row["y"]) == ('"1"', '"3"')
+    assert parse_line(f"{row['n']} <http://ex/p> <http://ex/o> .") is not None  # a valid blank node label
+    for fmt, shown in (("csv", "_:"), ("sparql-json", '"type": "bnode"'), ("text", "_:")):
+        argv = ("run", query, "--stream", f"http://ex/a={a}", "--stream", f"http://ex/b={b}", "--format", fmt)
+        code, out, _ = run_cli(capsys, *argv)
+        assert code == 0 and shown in out
+
+
+def test_a_stream_without_a_source_is_refused(capsys, tmp_path: Path) -> None:
+    """Issue 13: a FROM STREAM no --stream gives would stay empty and answer wrongly with exit 0."""
+    query = query_file(
+        tmp_path,
+        "REGISTER QUERY Q AS\nSELECT ?x\nFROM STREAM <http://ex/a> [RANGE 1s STEP 1s]\n"
+        "FROM NAMED WINDOW <http://ex/w> ON <http://ex/b> [RANGE 1s STEP 1s]\n"
+        "WHERE { ?x <http://ex/p> ?y WINDOW <http://ex/w> { ?x <http://ex/q> ?z } }",
+    )
+    a = tmp_path / "a.nt"
+    a.write_text("<http://ex/x> <http://ex/p> <http://ex/y> . # 100\n")
+    code, out, err = run_cli(capsys, "run", query, "--stream", f"http://ex/a={a}")
+    assert code == 2 and out == ""
+    assert err == (
+        f"{query}:4:1: FROM NAMED WINDOW <http://ex/w> ON <http://ex/b>: no --stream gives this stream; "
+        "add --stream http://ex/b=FILE\n"
+    )
+    code, _, err = run_cli(capsys, "run", query, "--stream", f"http://ex/b={a}")
+    assert code == 2 and "FROM STREAM <http://ex/a>: no --stream gives this stream" in err
+
+
+def test_rsp_spark_refuses_a_stream_without_a_source_before_starting_spark(capsys, tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    query = query_file(
+        tmp_path,
+        "REGISTER QUERY Q AS\nSELECT ?x\nFROM STREAM <http://ex/a> [RANGE 1s STEP 1s]\n"
+        "FROM STREAM <http://ex/b> [RANGE 1s STEP 1s]\nWHERE { ?x <http://ex/p> ?y }",
+    )
+    code, _, err = run_cli(capsys, "spark", query, "--stream", f"http://ex/a={tmp_path}")
+    assert code == 2
+    assert err == f"{query}:4:1: FROM STREAM <http://ex/b>: no --stream gives this stream; add --stream http://ex/b=SOURCE\n"

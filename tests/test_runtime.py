@@ -15,6 +15,7 @@ from rsp.runtime import Engine
 
 P = "<http://ex.org/p>"
 STREAM = "<http://ex.org/s>"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 
 def triple(s: str, o: str = "<http://ex.org/o>") -> tuple[str, str, str]:
@@ -168,11 +169,118 @@ def test_push_sorted_checks_its_arguments() -> None:
 
 
 def test_an_older_element_of_another_stream_does_not_cut_the_last_instants() -> None:
-    """The last instant reported is the first one after the newest element, whatever came last."""
+    """The last instant reported is the first one after the newest element, whatever came last; the
+    first is the first one after the earliest element (DESIGN.md §5), here the older one that came
+    second, before any instant closed."""
     engine = Engine()
     both = engine.register(BULK_QUERIES[3])
     engine.push([triple("a")], 1500, STREAM)
     engine.push([triple("b")], 200, T_STREAM)  # no instant closed yet: not late
     engine.close()
-    assert [r.time for r in both] == [2000]
+    # at 1000: b (200) in T's [-1000, 1000); at 2000: a (1500) in S's [1000, 2000) and b in T's [0, 2000)
+    counts = [(r.time, r.bindings[0]["n"]) for r in both]
+    assert counts == [(1000, f'"1"^^{INT}'), (2000, f'"2"^^{INT}')]
     assert engine.late == 0
+
+
+# -- SELECT *: every in-scope variable (SPARQL 1.1 §18.2.1) -------------------------------------------------
+# Expected lists written from the spec's table of in-scope variables: BGP and path variables; a group,
+# OPTIONAL and UNION take their parts'; BIND(e AS ?v) and VALUES add theirs; a sub-SELECT gives its
+# projection; MINUS and FILTER (NOT) EXISTS add nothing; blank nodes of patterns are not variables to
+# project. (rdflib differs on MINUS and FILTER NOT EXISTS: it projects ?m and ?ne.)
+SELECT_STAR = [
+    ("?s ?p ?o BIND(?o + 10 AS ?z)", ["s", "p", "o", "z"]),
+    ("?s ?p ?o VALUES (?a ?b) { (1 2) }", ["s", "p", "o", "a", "b"]),
+    ("?s ?p ?o OPTIONAL { ?s <http://ex.org/q> ?opt }", ["s", "p", "o", "opt"]),
+    ("{ ?s <http://ex.org/p> ?x } UNION { ?s <http://ex.org/q> ?y }", ["s", "x", "y"]),
+    ("?s ?p ?o MINUS { ?s <http://ex.org/q> ?m }", ["s", "p", "o"]),
+    ("?s ?p ?o FILTER NOT EXISTS { ?s <http://ex.org/q> ?ne }", ["s", "p", "o"]),
+    ("{ SELECT ?s (COUNT(*) AS ?c) WHERE { ?s ?p2 ?o2 } GROUP BY ?s } ?s ?p ?o", ["s", "c", "p", "o"]),
+    ("{ SELECT * WHERE { ?s ?p2 ?o2 BIND(1 AS ?one) } }", ["s", "p2", "o2", "one"]),
+    ("?s ?p [ <http://ex.org/q> ?r ] . _:x <http://ex.org/p> ?s", ["s", "p", "r"]),
+]
+
+
+@pytest.mark.parametrize(("where", "expected"), SELECT_STAR)
+def test_select_star_projects_every_in_scope_variable(where: str, expected: list[str]) -> None:
+    text = f"REGISTER QUERY Q AS SELECT * FROM STREAM {STREAM} [RANGE 1s STEP 1s] WHERE {{ {where} }}"
+    handle = Engine().register(text)
+    assert list(handle.variables) == expected
+
+
+def test_select_star_with_a_bind_answers_and_names_it() -> None:
+    """Issue 13: ``SELECT * WHERE { ?s ?p ?o BIND(?o+10 AS ?z) }`` had no z."""
+    engine = Engine()
+    where = "?s ?p ?o BIND(?o+10 AS ?z)"
+    handle = engine.register(f"REGISTER QUERY Q AS SELECT * FROM STREAM {STREAM} [RANGE 1s STEP 1s] WHERE {{ {where} }}")
+    engine.push([triple("a", f'"5"^^{INT}')], 100, STREAM)
+    engine.close()
+    (result,) = list(handle)
+    assert result.variables == ("s", "p", "o", "z")
+    assert result.bindings == [{"s": "<http://ex.org/a>", "p": P, "o": f'"5"^^{INT}', "z": f'"15"^^{INT}'}]
+
+
+# -- terms given to push and push_sorted are checked ---------------------------------------------------------
+BAD_TERMS = [
+    (("<http://ex.org/r1>", P, '"30'), "bad object '\"30': unterminated string literal"),
+    (
+        ("http://ex.org/r1", P, '"30"'),
+        "bad subject 'http://ex.org/r1': an IRI is written in angle brackets: "
+        "<http://ex.org/r1>",
+    ),
+    (("<http://ex.org/r1>", '"p"', '"30"'), "bad predicate '\"p\"': a literal cannot be the predicate"),
+    (('"r1"', P, '"30"'), "bad subject '\"r1\"': a literal cannot be the subject"),
+    (("<r1>", P, '"30"'), "bad subject '<r1>': relative IRI '<r1>' (N-Triples IRIs must be absolute)"),
+    (("<http://ex.org/r1>", P, '"30" x'), "bad object '\"30\" x': unexpected text after the term: 'x'"),
+    (("<http://ex.org/r1>", P, "_:"), "bad object '_:': bad blank node label '_:'"),
+    (("<http://ex.org/r1>", P, 30), "the object 30 is not an RDF term"),
+    (("<http://ex.org/r1>", P), "('<http://ex.org/r1>', '<http://ex.org/p>') has 2 terms, not 3"),
+    ("<http://ex.org/r1> <http://ex.org/p> <http://ex.org/o> .", "expected a (subject, predicate, object) tuple"),
+]
+
+
+@pytest.mark.parametrize(("bad", "message"), BAD_TERMS)
+def test_push_refuses_malformed_terms(bad, message: str) -> None:
+    engine = Engine()
+    handle = engine.register(query())
+    with pytest.raises(StreamError) as push_error:
+        engine.push([triple("a"), bad], 500, STREAM)
+    assert message in str(push_error.value)
+    assert str(push_error.value).startswith("push: triple 2 at 500 ms: ")
+    with pytest.raises(StreamError) as bulk_error:
+        engine.push_sorted([500, 500], [triple("a"), bad], STREAM)
+    assert str(bulk_error.value) == str(push_error.value).replace("push: ", "push_sorted: ", 1)
+    engine.close()
+    assert list(handle) == []  # nothing of a refused call was added
+
+
+def test_push_error_names_the_expected_form_and_the_triple() -> None:
+    engine = Engine()
+    engine.register(query())
+    with pytest.raises(StreamError) as error:
+        engine.push([triple("a"), triple("b"), ("<http://ex.org/c>", P, '"30')], 500, STREAM)
+    assert str(error.value) == (
+        "push: triple 3 at 500 ms: bad object '\"30': unterminated string literal (expected an IRI, blank node "
+        'or literal in N-Triples syntax, e.g. <http://ex.org/a>, _:b1, "text", "text"@en or '
+        '"30"^^<http://www.w3.org/2001/XMLSchema#integer>)'
+    )
+    with pytest.raises(StreamError, match=r"push_sorted: triple 2 at 700 ms: bad subject 'x'"):
+        engine.push_sorted([500, 700], [triple("a"), ("x", P, '"1"')], STREAM)
+    with pytest.raises(StreamError, match="times must be in order, but element 2 at 400 ms comes after one at 500"):
+        engine.push_sorted([500, 400], [triple("a"), triple("b")], STREAM)
+    with pytest.raises(StreamError, match="the time '500' is not an integer number of milliseconds"):
+        engine.push([triple("a")], "500", STREAM)
+    with pytest.raises(StreamError, match="the time -1 is negative"):
+        engine.push([triple("a")], -1, STREAM)
+
+
+def test_push_takes_rdflib_terms_in_n_triples_syntax() -> None:
+    """rdflib terms are written as N-Triples (a multi-line literal too, which n3() would triple-quote)."""
+    engine = Engine()
+    handle = engine.register(query())
+    o = rdflib.Literal("two\nlines", lang="en")
+    engine.push([(rdflib.URIRef("http://ex.org/a"), rdflib.URIRef("http://ex.org/p"), o)], 100, STREAM)
+    engine.close()
+    assert [r.bindings for r in handle] == [[{"x": "<http://ex.org/a>"}]]
+    with pytest.raises(StreamError, match="the subject .*Variable.* is not an RDF term"):
+        engine.push([(rdflib.Variable("x"), rdflib.URIRef("http://ex.org/p"), o)], 3000, STREAM)

@@ -163,6 +163,37 @@ def _term(line: str, pos: int, role: str) -> tuple[str, int]:
 
 
 _KINDS = {"subject": "an IRI or blank node", "predicate": "an IRI", "object": "an IRI, blank node or literal"}
+_STARTS = {"subject": "<_", "predicate": "<", "object": '<_"'}
+_WHAT = {"<": "an IRI", "_": "a blank node", '"': "a literal"}
+
+
+def term_problem(term: str, role: str) -> str | None:
+    """Why ``term`` is not one N-Triples term that can be the ``role`` (``subject``, ``predicate`` or
+    ``object``) of a triple; None when it is.
+
+    >>> term_problem('"30"^^<http://www.w3.org/2001/XMLSchema#integer>', "object") is None
+    True
+    >>> term_problem('"30', "object"), term_problem("http://ex.org/r1", "subject")
+    ('unterminated string literal', 'an IRI is written in angle brackets: <http://ex.org/r1>')
+    >>> term_problem('"a"', "subject"), term_problem("<a>", "predicate")
+    ('a literal cannot be the subject', "relative IRI '<a>' (N-Triples IRIs must be absolute)")
+    """
+    if not term:
+        return "empty term"
+    first = term[0]
+    if first not in _STARTS[role]:
+        if first in _WHAT:
+            return f"{_WHAT[first]} cannot be the {role}"
+        if _SCHEME.match(term) and _BAD_IRI_CHAR.search(term) is None:
+            return f"an IRI is written in angle brackets: <{term}>"
+        return f"expected {_KINDS[role]}, found {_snippet(term, 0)}"
+    try:
+        _value, end = _term(term, 0, role)
+    except ValueError as err:
+        return str(err)
+    if end != len(term):
+        return f"unexpected text after the term: {_snippet(term, end)}"
+    return None
 
 
 def _iri(line: str, pos: int, role: str) -> tuple[str, int]:
@@ -289,10 +320,11 @@ def read_triple_batches(
     time_policy: TimePolicy | None = None,
     on_error: ErrorHandler | None = None,
     on_late: ErrorHandler | None = None,
-    late_policy: LatePolicy = LatePolicy.DROP,
+    late_policy: LatePolicy | None = LatePolicy.DROP,
     reject: TextIO | str | os.PathLike | None = None,
     counters: ReadCounters | None = None,
     chunk: int = 4096,
+    numbered: bool = False,
 ) -> Iterator[Batch]:
     """Read N-Triples stream lines lazily; yield ``(time_ms, [(s, p, o), …])`` per instant in arrival order.
 
@@ -308,8 +340,12 @@ def read_triple_batches(
       ``on_error`` the error is raised (strict reading).
     * An element older than the newest time read is late: counted, then under
       :attr:`LatePolicy.DROP` reported to ``on_late`` (if given) and skipped, under
-      :attr:`LatePolicy.FAIL` raised as a :class:`~rsp.errors.StreamError`.
+      :attr:`LatePolicy.FAIL` raised as a :class:`~rsp.errors.StreamError`. With ``late_policy=None``
+      the reader judges no lateness: every line is passed on in file order, a line out of order
+      starting a batch of its own, for the consumer to judge (``rsp run``: the query's last closed
+      instant decides, DESIGN.md §3); ``instants`` then counts runs of lines with one time.
     * ``counters`` (a :class:`ReadCounters`) is updated as lines are read.
+    * ``numbered=True`` yields ``(time_ms, triples, line_numbers)``: the line of each triple.
 
     >>> lines = ["<http://a> <http://p> 1 . # 0", "<http://a> <http://p> \\"1\\" . # 0"]
     >>> lines.append("_:b <http://p> <http://c> . # 5")
@@ -326,6 +362,7 @@ def read_triple_batches(
     mode = _TIMED if time_policy is None else _UNKNOWN
     current: int | None = None
     batch: list[Triple] = []
+    numbers: list[int] = []
     rejects = _Rejects(reject)
 
     def malformed(line: str, number: int, reason: str) -> None:
@@ -346,19 +383,26 @@ def read_triple_batches(
 
     def push(time: int, triples: list[Triple], number: int) -> Batch | None:
         """Add the triples of one time read from lines number, number+1, …; returns a closed batch."""
-        nonlocal current, batch
+        nonlocal current, batch, numbers
         if time == current:
             batch.extend(triples)
             counters.triples += len(triples)
+            if numbered:
+                numbers.extend(range(number, number + len(triples)))
             return None
-        if current is not None and time < current:
+        if late_policy is not None and current is not None and time < current:
             for offset in range(len(triples)):
                 late(time, number + offset)
             return None
-        done = None if current is None else (current, batch)
+        done = None if current is None else closed()
         current, batch = time, triples
         counters.triples += len(triples)
+        if numbered:
+            numbers = list(range(number, number + len(triples)))
         return done
+
+    def closed() -> Batch:
+        return (current, batch, numbers) if numbered else (current, batch)
 
     def one_line(line: str, number: int) -> tuple[int, Triple] | None:
         """The time and triple of one line the chunk regex did not take (None: skipped)."""
@@ -432,7 +476,7 @@ def read_triple_batches(
                         yield done
         if current is not None:
             counters.instants += 1
-            yield current, batch
+            yield closed()
     finally:
         rejects.close()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
 from rsp.io.bnodes import Scopes
-from rsp.io.ntriples import term_problem
+from rsp.io.ntriples import FAST_TERM, term_problem
 from rsp.lars import check
 from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
 from rsp.query import ast
@@ -84,30 +84,62 @@ def _checked_time(time, where: str) -> int:
 
 def _checked_triples(triples: Iterable, times: Sequence[int], where: str) -> list[Triple]:
     """Triples given to the API as N-Triples strings (rdflib terms are written out): every term checked
-    for its place; :class:`StreamError` names the first bad triple, its position and what is expected."""
+    for its place; :class:`StreamError` names the first bad triple, its position and what is expected.
+
+    Most terms come back within a call: each distinct term is checked once per role (first with the
+    reader's fast regular expressions, then with the full grammar, which also says what is wrong)."""
     out: list[Triple] = []
-    good: dict[str, set[str]] = {role: set() for role in _ROLES}  # terms found valid in this call
+    subjects: set[str] = set()
+    predicates: set[str] = set()
+    objects: set[str] = set()
+    fast_subject, fast_predicate, fast_object = (FAST_TERM[role] for role in _ROLES)
     for index, triple in enumerate(triples):
-        at = f"{where}: triple {index + 1} at {times[index if len(times) > 1 else 0]} ms"
-        if isinstance(triple, str) or not isinstance(triple, Sequence):
-            raise StreamError(f"{at}: expected a (subject, predicate, object) tuple, got {triple!r}")
-        if len(triple) != 3:
-            raise StreamError(
-                f"{at}: {tuple(triple)!r} has {len(triple)} terms, not 3 (subject, predicate, object)"
+        if type(triple) is not tuple or len(triple) != 3:
+            triple = _as_triple(triple, index, times, where)
+        s, p, o = triple
+        if type(s) is not str or type(p) is not str or type(o) is not str:
+            triple = s, p, o = tuple(
+                term if type(term) is str else _written(term, _at(index, times, where), role)
+                for role, term in zip(_ROLES, triple, strict=True)
             )
-        terms = []
-        for role, term in zip(_ROLES, triple, strict=True):
-            if type(term) is not str:
-                term = _written(term, at, role)
-            known = good[role]
-            if term not in known:
-                problem = term_problem(term, role)
-                if problem is not None:
-                    raise StreamError(f"{at}: bad {role} {term!r}: {problem} (expected {_EXPECTED[role]})")
-                known.add(term)
-            terms.append(term)
-        out.append(tuple(terms))
+        if s not in subjects:
+            if fast_subject(s) is None:
+                _check_term(s, "subject", index, times, where)
+            subjects.add(s)
+        if p not in predicates:
+            if fast_predicate(p) is None:
+                _check_term(p, "predicate", index, times, where)
+            predicates.add(p)
+        if o not in objects:
+            if fast_object(o) is None:
+                _check_term(o, "object", index, times, where)
+            objects.add(o)
+        out.append(triple)
     return out
+
+
+def _check_term(term: str, role: str, index: int, times: Sequence[int], where: str) -> None:
+    """The full check of a term the fast expressions did not take (non-ASCII, or wrong)."""
+    problem = term_problem(term, role)
+    if problem is not None:
+        at = _at(index, times, where)
+        raise StreamError(f"{at}: bad {role} {term!r}: {problem} (expected {_EXPECTED[role]})")
+
+
+def _at(index: int, times: Sequence[int], where: str) -> str:
+    return f"{where}: triple {index + 1} at {times[index if len(times) > 1 else 0]} ms"
+
+
+def _as_triple(triple, index: int, times: Sequence[int], where: str) -> tuple:
+    """A triple given as another sequence of three terms, as a tuple; anything else is refused."""
+    at = _at(index, times, where)
+    if isinstance(triple, str) or not isinstance(triple, Sequence):
+        raise StreamError(f"{at}: expected a (subject, predicate, object) tuple, got {triple!r}")
+    if len(triple) != 3:
+        raise StreamError(
+            f"{at}: {tuple(triple)!r} has {len(triple)} terms, not 3 (subject, predicate, object)"
+        )
+    return tuple(triple)
 
 
 def _written(term, at: str, role: str) -> str:

@@ -165,6 +165,12 @@ def _term(line: str, pos: int, role: str) -> tuple[str, int]:
 _KINDS = {"subject": "an IRI or blank node", "predicate": "an IRI", "object": "an IRI, blank node or literal"}
 _STARTS = {"subject": "<_", "predicate": "<", "object": '<_"'}
 _WHAT = {"<": "an IRI", "_": "a blank node", '"': "a literal"}
+FAST_TERM = {
+    "subject": re.compile(f"{_F_IRI}|{_F_BNODE}").fullmatch,
+    "predicate": re.compile(_F_IRI).fullmatch,
+    "object": re.compile(f"{_F_IRI}|{_F_BNODE}|{_F_LITERAL}").fullmatch,
+}
+"""Role -> ``fullmatch`` of the fast path's term expression (ASCII subset): a match is a valid term."""
 
 
 def term_problem(term: str, role: str) -> str | None:
@@ -178,6 +184,8 @@ def term_problem(term: str, role: str) -> str | None:
     >>> term_problem('"a"', "subject"), term_problem("<a>", "predicate")
     ('a literal cannot be the subject', "relative IRI '<a>' (N-Triples IRIs must be absolute)")
     """
+    if FAST_TERM[role](term) is not None:  # the common ASCII forms, at C speed
+        return None
     if not term:
         return "empty term"
     first = term[0]

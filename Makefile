@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test lint bench clean java docs
+.PHONY: demo test fuzz lint bench clean java docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,12 @@ test: $(STAMP) $(W3C) java
 .PHONY: test-fast
 test-fast: $(STAMP) $(W3C)
 	$(BIN)/python -m pytest -q -m "not spark"
+
+# Generated differential tests with fresh random cases until MINUTES are up; every disagreement is saved,
+# shrunk, as a golden case (tests/golden*/fuzz-*), and the exit code is 1 if there was one.
+MINUTES ?= 30
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz.py --minutes $(MINUTES)
 
 lint: $(STAMP)
 	$(BIN)/ruff check rsp tests benchmarks

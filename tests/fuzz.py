@@ -1,0 +1,96 @@
+"""``make fuzz MINUTES=30``: run the generated differential tests with fresh random cases, round after
+round, until the time is up; every disagreement found is saved, shrunk, as a golden case.
+
+Each round is one pytest run of the tests marked ``generated`` under the Hypothesis profile ``fuzz``
+(fresh seeds) with ``RSP_EXAMPLES`` cases per test. A failing test leaves its shrunk case in a pending
+folder (tests/fuzzing.py); after the round it is moved to the golden folder the test named, as
+``fuzz-<hash>``, where ``make test`` picks it up. The exit code is 1 when a disagreement was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _collect(pending_root: Path) -> list[Path]:
+    """Move every pending case to its golden folder; returns the new golden case folders."""
+    saved = []
+    for pending in sorted(p for p in pending_root.iterdir() if p.is_dir()):
+        files = sorted(f for f in pending.iterdir() if not f.name.startswith("."))
+        if not files:
+            continue
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        golden_root = Path((pending / ".golden-root").read_text(encoding="utf-8"))
+        target = golden_root / f"fuzz-{digest.hexdigest()[:10]}"
+        error = (pending / ".error").read_text(encoding="utf-8").strip()
+        if not target.exists():
+            target.mkdir(parents=True)
+            for f in files:
+                shutil.copy(f, target / f.name)
+            (target / "SOURCE").write_text(
+                f"Found by make fuzz ({pending.name}), shrunk by Hypothesis.\nFailure: {error}\n",
+                encoding="utf-8",
+            )
+            saved.append(target)
+            print(f"  disagreement saved: {target.relative_to(ROOT)}\n    {error.splitlines()[-1]}")
+        shutil.rmtree(pending)
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--minutes", type=float, default=30.0, help="total time to fuzz (default 30)")
+    parser.add_argument("--examples", type=int, default=3000, help="cases per test per round (default 3000)")
+    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. a test file)")
+    args = parser.parse_args(argv)
+    deadline = time.monotonic() + args.minutes * 60
+    pending_root = Path(tempfile.mkdtemp(prefix="rsp-fuzz-"))
+    env = dict(
+        os.environ,
+        RSP_HYPOTHESIS_PROFILE="fuzz",
+        RSP_EXAMPLES=str(args.examples),
+        RSP_FUZZ_DIR=str(pending_root),
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-m", "generated", "-p", "no:cacheprovider"]
+    command += args.pytest_args or ["tests"]
+    saved: list[Path] = []
+    rounds = 0
+    try:
+        while time.monotonic() < deadline - 10:
+            rounds += 1
+            left = deadline - time.monotonic()
+            print(
+                f"== fuzz round {rounds}: {args.examples} cases per test, {left / 60:.1f} min left",
+                flush=True,
+            )
+            try:
+                done = subprocess.run(
+                    command, cwd=ROOT, env=env, timeout=left, capture_output=True, text=True
+                )
+                tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
+                print(f"  {tail[0]}", flush=True)
+            except subprocess.TimeoutExpired:
+                print("  time is up (round cut short)", flush=True)
+            saved += _collect(pending_root)
+    finally:
+        shutil.rmtree(pending_root, ignore_errors=True)
+    print(f"== {rounds} round(s); {len(saved)} disagreement(s) saved as golden cases")
+    return 1 if saved else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -164,6 +164,11 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
                 write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
+    if not args.quiet:
+        from rsp.engine.signatures import describe_other_arities
+
+        for line in describe_other_arities(engine):
+            print(f"{args.stream}: warning: {line}", file=sys.stderr)
     if (rejected or engine.late) and not args.quiet:
         print(
             f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late element(s) dropped",

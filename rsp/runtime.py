@@ -175,6 +175,10 @@ class QueryHandle:
         self.translation = translation
         self.program = program
         self.lars = lars_engine
+        # each pattern's predicate has its variables (and the slot of an AT block) as arguments
+        self._arity = {
+            t.pred: len(t.variables) + (t.time_var is not None) for t in translation.tables.values()
+        }
         self._in_order = lars_engine.needs_arrival_order  # [TRIPLES n] windows: keep arrival order
         self.results: list[Result] = []
         self._subscribers: list[Callable[[Result], None]] = []
@@ -352,8 +356,8 @@ class QueryHandle:
 
     # -- results ---------------------------------------------------------------------------------------
     def _rows(self, pred: str) -> set:
-        facts = self.lars.facts.get(pred)
-        return facts.at_current(self.lars.t) if facts is not None else set()
+        """The rows of a pattern predicate now (the translator gives each pattern a name of its own)."""
+        return self.lars.holding(pred, self._arity[pred]) if pred in self._arity else set()
 
     def _emit(self, instant: int) -> None:
         from rsp.query.algebra import Instant, construct

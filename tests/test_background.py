@@ -614,7 +614,7 @@ def test_derived_triple_expires_with_its_stream_atom():
         atoms = [("s", x) for x in ttl("ex:x a ex:A .")] if t == 0 else []
         atoms += [("s", x) for x in (a_b if t == 1 else b_c if t == 2 else [])]
         engine.step(t, atoms)
-        seen[t] = set(engine.facts["g"].now)
+        seen[t] = set(engine.facts[("g", 3)].now)
         for fact in tbox:
             assert fact in seen[t]
     assert [typed in seen[t] for t in range(6)] == [True, True, True, False, False, False]

@@ -40,13 +40,22 @@ def test_negation_through_recursion_is_refused() -> None:
 def test_stratified_negation_orders_strata() -> None:
     program = parse("c :- not b.\nb :- a.\na :- p.")
     order = [sorted(s.predicates) for s in program.strata]
-    assert order.index(["a"]) < order.index(["b"]) < order.index(["c"])
+    assert order.index([("a", 0)]) < order.index([("b", 0)]) < order.index([("c", 0)])
 
 
 def test_recursion_is_one_stratum() -> None:
     program = parse("t(X,Y) :- e(X,Y).\nt(X,Z) :- t(X,Y), e(Y,Z).\nu(X) :- t(X,X).")
     strata = {frozenset(s.predicates): s.recursive for s in program.strata}
-    assert strata == {frozenset({"t"}): True, frozenset({"u"}): False}
+    assert strata == {frozenset({("t", 2)}): True, frozenset({("u", 1)}): False}
+
+
+def test_a_predicate_is_its_name_and_arity() -> None:
+    """p/1 and p/2 are two predicates: a/0 negated under a/1 is no negation through recursion."""
+    program = parse("a(X) :- p(X), not a.\na :- q.")
+    assert sorted(sorted(s.predicates) for s in program.strata) == [[("a", 0)], [("a", 1)]]
+    with pytest.raises(ProgramError) as info:
+        parse("a(X) :- p(X), not a(X).", "n.lars")
+    assert "'a/1' depends negatively on 'a/1'" in str(info.value)
 
 
 def test_tuple_window_over_intensional_predicate_is_refused() -> None:

@@ -155,3 +155,18 @@ def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and b"Broken pipe" not in err and b"Traceback" not in err
+
+
+def test_stream_atoms_of_another_arity_are_reported(capsys, tmp_path) -> None:
+    """A predicate is its name and its arity: s(x1) is not read by ``h0 :- s.``, and the run says so."""
+    program = tmp_path / "p.lars"
+    program.write_text("h0 :- s.\nq(X) :- p(X, Y).\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("11 s(x1)\n11 s(x2)\n12 p(a)\n12 p(a,b)\n")
+    code, out, err = run_cli(capsys, "lars", str(program), "--stream", str(stream))
+    assert code == 0
+    assert [json.loads(line)["atoms"] for line in out.splitlines()] == [[], ["q(a)"]]
+    assert "2 stream atom(s) of s/1 matched no rule: the program uses s as s/0" in err
+    assert "1 stream atom(s) of p/1 matched no rule: the program uses p as p/2" in err
+    code, _out, err = run_cli(capsys, "lars", str(program), "--stream", str(stream), "--quiet")
+    assert code == 0 and err == ""

@@ -3,11 +3,10 @@ must give, at every time point, exactly what the naive evaluator recomputes from
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from fuzzing import examples, saved_on_failure
 from golden_cases import GOLDEN, case_names
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from lars_strategies import cases
 
 from rsp.engine import Engine
@@ -29,7 +28,9 @@ def _check(program, stream) -> None:
             for pred, args in atoms:
                 groups.setdefault(pred, []).append(args)
             grouped.append((t, groups))
-        got = [(t, sorted(format_atom(p, a) for p, a in engine.output())) for t in engine.run_batches(grouped)]
+        got = [
+            (t, sorted(format_atom(p, a) for p, a in engine.output())) for t in engine.run_batches(grouped)
+        ]
         assert got == reference
 
 
@@ -102,12 +103,20 @@ def test_fixed_cases_against_naive(program: str, stream: str) -> None:
     _check(parse(program), read_atom_lines(stream.splitlines()))
 
 
-EXAMPLES = int(os.environ.get("RSP_EXAMPLES", "300"))
-"""Generated cases per run; raise it for a longer search (RSP_EXAMPLES=4000 make test)."""
+def golden_case(program_text: str, lines: list[str]) -> dict[str, str]:
+    """The files of a golden case (tests/golden/NAME/) for a program and stream: the expected output
+    is the naive evaluator's."""
+    program = parse(program_text)
+    reference = evaluate(program, read_atom_lines(lines))
+    expected = "".join(f"{t}: {' '.join(atoms)}\n" for t, atoms in reference)
+    stream = "".join(f"{line}\n" for line in lines)
+    return {"program.lars": program_text, "stream.txt": stream, "expected.txt": expected}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.generated
+@settings(max_examples=examples(1200), deadline=None)
 @given(cases())
 def test_generated_programs_and_streams(case) -> None:
     program_text, lines = case
-    _check(parse(program_text), read_atom_lines(lines))
+    with saved_on_failure(GOLDEN, lambda: golden_case(program_text, lines)):
+        _check(parse(program_text), read_atom_lines(lines))

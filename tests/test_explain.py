@@ -22,7 +22,7 @@ def _check(derivation, program, stream_atoms, intensional) -> None:
         pred, args = premise.atom
         if any(sub.source == "background fact" for sub in premise.derivations):
             assert any(r.head.atom.pred == pred and r.head.atom.args == args for r in program.program.facts)
-        elif pred in intensional:
+        elif (pred, len(args)) in intensional:
             assert premise.derivations, f"no derivation for {premise.text}"
             for sub in premise.derivations:
                 assert sub.atom == format_atom(pred, args)

@@ -37,6 +37,9 @@ def test_golden_cases_exist() -> None:
         "tuple_windows",
         "not_window",
         "shifted_at",
+        "arity_predicates",
+        "several_horizons",
+        "recursion_box",
     } <= set(case_names())
 
 

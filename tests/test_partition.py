@@ -164,8 +164,9 @@ def test_the_traffic_program_is_keyed_by_its_vehicle() -> None:
     program = load(Path(__file__).resolve().parents[1] / "examples" / "traffic" / "short-stops.lars").program
     keys = partition_keys(program, "V")
     tr = "<http://example.org/traffic#"
-    assert keys.positions == ((f"{tr}x>", 0), (f"{tr}y>", 0))
+    assert keys.positions == (((f"{tr}x>", 2), 0), ((f"{tr}y>", 2), 0))
     assert keys.key(f"{tr}x>", (f"{tr}van>", 17)) == f"{tr}van>"
+    assert keys.key(f"{tr}x>", (f"{tr}van>",)) is None  # x/1 is another predicate, which no rule reads
     assert keys.key("other", ("a",)) is None
 
 
@@ -178,7 +179,7 @@ def test_intensional_predicates_take_the_key_place_of_their_heads() -> None:
         "always(L) :- limit(L).\n"
     ).program
     keys = partition_keys(program, "V")
-    assert keys.positions == (("alarm", 0), ("p", 0))
+    assert keys.positions == ((("alarm", 1), 0), (("p", 2), 0))
 
 
 @pytest.mark.parametrize(

@@ -152,9 +152,9 @@ def _run(rules: list[Rule]) -> dict[str, set[tuple]]:
 
     engine = Engine(check(Program(tuple(rules), source="<background>")))
     engine.step(0)
-    tables: dict[str, set[tuple]] = {p: set(args) for p, args in engine.background.items()}
-    for pred, facts in engine.facts.items():
-        tables.setdefault(pred, set()).update(facts.now)
+    tables: dict[str, set[tuple]] = {sig[0]: set(args) for sig, args in engine.background.items()}
+    for sig, facts in engine.facts.items():
+        tables.setdefault(sig[0], set()).update(facts.now)
     return tables
 
 

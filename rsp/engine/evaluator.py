@@ -11,23 +11,25 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rsp.engine.plan import Literal, RulePlan, compile_rule
+from rsp.engine.signatures import group_by_sig, program_sigs
 from rsp.engine.store import NEVER, ExpiryQueue, FactTable, RunTracker, Table
 from rsp.errors import StreamError
 from rsp.io.atoms import AtomStream
-from rsp.lars.model import Constant, ExtAtom, Op, Rule, Var
+from rsp.lars.model import Constant, ExtAtom, Op, Rule, Sig, Var
 
-FormulaKey = tuple[str, Op, int | None, bool]
-"""(predicate, operator, window size or None, tuple-based)."""
+FormulaKey = tuple[Sig, Op, int | None, bool]
+"""(predicate with its arity, operator, window size or None, tuple-based)."""
 
 
 def formula_key(lit: ExtAtom) -> FormulaKey:
     """Normalise an extended atom to the formula table it reads (``[n] p`` is plain ``p``)."""
     window = lit.window
+    sig = lit.atom.sig
     if window is not None and window.tuple_based:
-        return (lit.atom.pred, lit.op, window.size, True)
+        return (sig, lit.op, window.size, True)
     if lit.op is Op.PLAIN:
-        return (lit.atom.pred, Op.PLAIN, None, False)
-    return (lit.atom.pred, lit.op, None if window is None else window.size, False)
+        return (sig, Op.PLAIN, None, False)
+    return (sig, lit.op, None if window is None else window.size, False)
 
 
 def formula_pattern(lit: ExtAtom) -> tuple[Var | Constant, ...]:
@@ -49,7 +51,7 @@ class PerTimeFormula:
 
 @dataclass
 class StratumPlan:
-    predicates: frozenset[str]
+    predicates: frozenset[Sig]
     recursive: bool
     plans: list[RulePlan] = field(default_factory=list)
     per_time: list[PerTimeFormula] = field(default_factory=list)
@@ -77,13 +79,14 @@ class Engine:
         self.late = 0
         prog = program.program
         self.intensional = frozenset(program.intensional)
-        self.at_head_preds = {r.head.atom.pred for r in prog.proper_rules if r.head.time is not None}
-        self.background: dict[str, set[tuple]] = {}
-        self.timed: dict[str, list[tuple[int, tuple]]] = {}
-        self._pending: list[tuple[int, int, str, tuple, int]] = []
+        self.at_head_preds = {r.head.atom.sig for r in prog.proper_rules if r.head.time is not None}
+        # every table below is keyed by predicate (name and arity: a Sig or an equal plain tuple)
+        self.background: dict[Sig, set[tuple]] = {}
+        self.timed: dict[Sig, list[tuple[int, tuple]]] = {}
+        self._pending: list[tuple[int, int, Sig, tuple, int]] = []
         self._seq = itertools.count()
         for fact in prog.facts:
-            pred, args = fact.head.atom.pred, fact.head.atom.args
+            pred, args = fact.head.atom.sig, fact.head.atom.args
             if fact.head.time is None:
                 self.background.setdefault(pred, set()).add(args)
             else:
@@ -93,17 +96,22 @@ class Engine:
         self._timed_facts = {item[1] for item in self._pending}
 
         self.tables: dict[FormulaKey, Table] = {}
-        self.readers: dict[str, list[tuple[Op, int | None, Table]]] = {}
+        self.readers: dict[Sig, list[tuple[Op, int | None, Table]]] = {}
         self.per_time: dict[FormulaKey, PerTimeFormula] = {}
-        self.facts: dict[str, FactTable] = {p: FactTable(p, self.queue) for p in self.intensional}
-        self.runs: dict[str, RunTracker] = {}
-        self.reach: dict[str, int] = {}
+        self.facts: dict[Sig, FactTable] = {p: FactTable(p, self.queue) for p in self.intensional}
+        self.runs: dict[Sig, RunTracker] = {}
+        self.reach: dict[Sig, int] = {}
         self.recent: deque = deque(maxlen=1)
         self.stream_count = 0
-        self.stream_preds: set[str] = set()
-        self._off_preds: dict[str, int] = {}
-        self._rules_of: dict[str, list[RulePlan]] = {}
-        self._at_readers_now: dict[str, list[tuple[int | None, Table]]] = {}
+        self.stream_preds: set[Sig] = set()
+        self._off_preds: dict[Sig, int] = {}
+        self._rules_of: dict[Sig, list[RulePlan]] = {}
+        self._at_readers_now: dict[Sig, list[tuple[int | None, Table]]] = {}
+        self._program_sigs = program_sigs(prog)
+        self._program_names = {sig[0] for sig in self._program_sigs}
+        self.other_arity: dict[Sig, int] = {}
+        """Stream atoms whose name the program uses, but only with other arities, counted per
+        predicate: no rule reads them (``p(a)`` is not ``p/2``), which is most likely a mistake."""
         tuple_sizes = [0]
         self.strata: list[StratumPlan] = []
         for stratum in program.strata:
@@ -134,7 +142,7 @@ class Engine:
             return False
         if not all(isinstance(term, Var) for term in literal.pattern):
             return False
-        pred = head.atom.pred
+        pred = head.atom.sig
         if len(self._rules_of[pred]) != 1 or pred in self.background or self.readers.get(pred):
             return False
         if any(key[0] == pred for key in self.tables) or literal.table in self._at_tables():
@@ -174,7 +182,7 @@ class Engine:
             if not isinstance(lit, ExtAtom):
                 continue
             table, per_time = self._table(lit, tuple_sizes)
-            own = lit.atom.pred in sp.predicates
+            own = lit.atom.sig in sp.predicates
             literal = Literal(table, formula_pattern(lit), own)
             (negatives if lit.negated else positives).append(literal)
             if table not in sp.tables:
@@ -186,9 +194,9 @@ class Engine:
             if not lit.negated:
                 if lit.op is Op.BOX and not per_time.key[3]:
                     boxes.append(per_time)
-                elif lit.op is Op.PLAIN and lit.atom.pred in self.intensional and not own:
-                    plain_preds.append(lit.atom.pred)
-        head = rule.head.atom.pred
+                elif lit.op is Op.PLAIN and lit.atom.sig in self.intensional and not own:
+                    plain_preds.append(lit.atom.sig)
+        head = rule.head.atom.sig
         facts = self.facts[head]
         plan = compile_rule(
             f"r{id(rule)}",
@@ -204,7 +212,7 @@ class Engine:
         self._rules_of.setdefault(head, []).append(plan)
         return plan
 
-    def _emitter(self, pred: str, facts: FactTable):
+    def _emitter(self, pred: Sig, facts: FactTable):
         readers = self.readers.setdefault(pred, [])
 
         def emit(derived: list[tuple[tuple, int]]) -> None:
@@ -219,7 +227,7 @@ class Engine:
 
         return emit
 
-    def _at_emitter(self, pred: str, facts: FactTable):
+    def _at_emitter(self, pred: Sig, facts: FactTable):
         def emit_at(derived: list[tuple[tuple, object, int]]) -> None:
             t, t1 = self.t, self.t1
             for args, time, horizon in derived:
@@ -240,7 +248,7 @@ class Engine:
         return emit_at
 
     # -- feeding facts into formula tables ----------------------------------------------------------
-    def _feed_now(self, pred: str, args: tuple, horizon: int) -> None:
+    def _feed_now(self, pred: Sig, args: tuple, horizon: int) -> None:
         t = self.t
         for op, _size, table in self.readers.get(pred, ()):
             if op is Op.AT:
@@ -248,7 +256,7 @@ class Engine:
             else:
                 table.update(args, horizon)
 
-    def _feed_fixed(self, pred: str, args: tuple, time: int, horizon: int) -> None:
+    def _feed_fixed(self, pred: Sig, args: tuple, time: int, horizon: int) -> None:
         t = self.t
         for op, size, table in self.readers.get(pred, ()):
             if op is Op.PLAIN:
@@ -266,29 +274,29 @@ class Engine:
         return bool(self.recent.maxlen)
 
     def _add_stream_atoms(self, atoms: list[tuple[str, tuple]], counted: bool = True) -> None:
-        """Add the stream atoms of the current time point (in arrival order) to every table."""
+        """Add the stream atoms (name, args) of the current time point (in arrival order) to every table."""
         if counted and self.recent.maxlen:
             t = self.t
-            self.recent.extend([(t, pred, args) for pred, args in atoms])
-        preds = {pred for pred, _args in atoms}
-        groups: dict[str, list[tuple]] = {}
-        if len(preds) == 1:
-            groups[preds.pop()] = [args for _pred, args in atoms]
-        else:
-            for pred, args in atoms:
-                rows = groups.get(pred)
-                if rows is None:
-                    groups[pred] = [args]
-                else:
-                    rows.append(args)
+            self.recent.extend([(t, (pred, len(args)), args) for pred, args in atoms])
+        groups: dict[Sig, list[tuple]] = {}
+        for pred, args in atoms:
+            sig = (pred, len(args))
+            rows = groups.get(sig)
+            if rows is None:
+                groups[sig] = [args]
+            else:
+                rows.append(args)
         self._add_stream_groups(groups, counted)
 
-    def _add_stream_groups(self, groups: dict[str, list[tuple]], counted: bool = True) -> None:
-        """Add the stream atoms of the current time point, given per predicate, to every table."""
+    def _add_stream_groups(self, groups: dict[Sig, list[tuple]], counted: bool = True) -> None:
+        """Add the stream atoms of the current time point, given per predicate (name and arity), to
+        every table."""
         t = self.t
         if counted:
             self.stream_count += sum(map(len, groups.values()))
         for pred, rows in groups.items():
+            if pred not in self._program_sigs and pred[0] in self._program_names:
+                self.other_arity[pred] = self.other_arity.get(pred, 0) + len(rows)
             self.stream_preds.add(pred)
             tracker = self.runs.get(pred)
             if tracker is not None:
@@ -314,7 +322,8 @@ class Engine:
 
         ``atoms`` are (pred, args) pairs in arrival order, or a dict ``{pred: [args, ...]}`` (arrival
         order per predicate; cheaper to build, see ``iter_batches(grouped=True)``), which is exact
-        unless :attr:`needs_arrival_order`.
+        unless :attr:`needs_arrival_order`. An atom belongs to the predicate of its name *and* arity:
+        ``p(a)`` is read only by body atoms ``p(X)``, never by ``p`` or ``p(X,Y)``.
         """
         if self.t is not None and t <= self.t:
             raise StreamError(f"time {t} is not after the last evaluated time {self.t}")
@@ -341,14 +350,15 @@ class Engine:
                 continue
             if seq in self._timed_facts:
                 if time == t:
-                    self._add_stream_atoms([(pred, args)], counted=False)
+                    self._add_stream_groups({pred: [args]}, counted=False)
             elif horizon >= t:
                 self.facts[pred].add_fixed(args, time, horizon)
                 self._feed_fixed(pred, args, time, horizon)
         if isinstance(atoms, dict):
+            groups = group_by_sig(atoms)
             if self.recent.maxlen:
-                self.recent.extend([(t, pred, args) for pred, rows in atoms.items() for args in rows])
-            self._add_stream_groups(atoms)
+                self.recent.extend([(t, sig, args) for sig, rows in groups.items() for args in rows])
+            self._add_stream_groups(groups)
         elif atoms:
             self._add_stream_atoms(atoms if isinstance(atoms, list) else list(atoms))
         for sp in self.strata:
@@ -369,7 +379,10 @@ class Engine:
                             table.update((*args, t), t)
 
     # -- per-time formulas (□ and tuple windows) -----------------------------------------------------
-    def _compute(self, formula: PerTimeFormula, t: int, again: bool = False) -> None:
+    def _compute(self, formula: PerTimeFormula, t: int, again: bool = False, final: bool = True) -> None:
+        """Fill the table of a □ or tuple-window formula at t. ``final`` says whether the facts of its
+        predicate at t are complete (its stratum is done): only then may an empty predicate switch the
+        formula off for the next time points (impossible derivations, see :meth:`_switch_off`)."""
         if formula.computed_at == t and not again:
             return
         formula.computed_at = t
@@ -398,10 +411,27 @@ class Engine:
                 found = True
                 if all(facts.holds_at(args, s) for s in range(lo, t)):
                     table.update(args, t)
-        if not found and pred not in self.at_head_preds:
-            formula.off_until = t + size
+        if not found and final:
+            self._switch_off(formula, t)
 
-    def _compute_tuple(self, formula: PerTimeFormula, pred: str, op: Op, size: int, t: int) -> None:
+    def _switch_off(self, formula: PerTimeFormula, t: int) -> None:
+        """The predicate of ``[n] [] p`` has no atom at t (and its atoms at t are final): the box fails
+        at t..t+n, so rules that need it are off until then. Not for predicates that ``@T`` heads
+        derive, which can place atoms at t later."""
+        if formula.key[0] not in self.at_head_preds:
+            formula.off_until = t + formula.key[2]
+
+    def _holds_some(self, pred: Sig, t: int) -> bool:
+        """Whether some atom of ``pred`` holds at t (background, stream or derived)."""
+        if self.background.get(pred):
+            return True
+        tracker = self.runs.get(pred)
+        if tracker is not None:
+            return bool(tracker.current(t))
+        facts = self.facts.get(pred)
+        return facts is not None and bool(facts.now or t in facts.by_time)
+
+    def _compute_tuple(self, formula: PerTimeFormula, pred: Sig, op: Op, size: int, t: int) -> None:
         table = formula.table
         recent = self.recent
         window = list(recent)[-size:] if size else []
@@ -450,8 +480,11 @@ class Engine:
         return False
 
     def _evaluate(self, sp: StratumPlan, t: int) -> None:
+        own = sp.own_boxes
         for formula in sp.per_time:
-            self._compute(formula, t)
+            # a box over the stratum's own predicate is computed again as the fixpoint grows: whether
+            # its predicate is empty at t is known only at the end (see _finish_own_boxes)
+            self._compute(formula, t, final=formula not in own)
         plans = sp.plans
         if self.impossible:
             plans = [p for p in plans if not self._rule_off(p, t)]
@@ -483,18 +516,33 @@ class Engine:
             first = False
             if not sp.recursive:
                 return
-            for formula in sp.own_boxes:
-                self._compute(formula, t, again=True)
+            for formula in own:
+                self._compute(formula, t, again=True, final=False)
             if all(len(table.delta) == start[table] for table in start):
-                return
+                break
+        if self.impossible:
+            self._finish_own_boxes(own, t)
+
+    def _finish_own_boxes(self, own: list[PerTimeFormula], t: int) -> None:
+        """At the stratum's fixpoint the atoms of its predicates at t are final: a box over one that
+        has none at t switches off (an earlier decision would miss atoms the fixpoint derives later)."""
+        for formula in own:
+            if not self._holds_some(formula.key[0], t):
+                self._switch_off(formula, t)
 
     # -- answers -----------------------------------------------------------------------------------
     def output(self) -> Iterator[tuple[str, tuple]]:
-        """The intensional atoms that hold at the current time point."""
+        """The intensional atoms ``(name, args)`` that hold at the current time point."""
         t = self.t
         for pred in sorted(self.intensional):
+            name = pred[0]
             for args in self.facts[pred].at_current(t):
-                yield pred, args
+                yield name, args
+
+    def holding(self, name: str, arity: int) -> set[tuple]:
+        """The arguments of the atoms of ``name/arity`` that hold now (intensional predicates only)."""
+        facts = self.facts.get((name, arity))
+        return facts.at_current(self.t) if facts is not None else set()
 
     def explain(self, pred: str, args: tuple, time: int | None = None):
         r"""The derivation of ``pred(args)`` at ``time`` (default: now) in the current answer, or None.

@@ -163,14 +163,15 @@ class Explainer:
             return None
         seen = _seen | {key}
         text = format_atom(pred, args)
-        if args in engine.background.get(pred, ()):
+        sig = (pred, len(args))
+        if args in engine.background.get(sig, ()):
             return Derivation(text, time, None, source="background fact", pred=pred, args=args)
-        for plan in engine._rules_of.get(pred, ()):
+        for plan in engine._rules_of.get(sig, ()):
             derivation = self._try(plan, args, time, t, seen)
             if derivation is not None:
                 return derivation
-        facts = engine.facts.get(pred)
-        if pred not in engine.intensional or (facts is not None and facts.holds_at(args, time)):
+        facts = engine.facts.get(sig)
+        if sig not in engine.intensional or (facts is not None and facts.holds_at(args, time)):
             return Derivation(text, time, None, source="stream", pred=pred, args=args)
         return None
 
@@ -204,7 +205,8 @@ class Explainer:
         """Whether an intensional (or background) premise lacks a derivation for one of its times."""
         pred, args = premise.atom
         engine = self.engine
-        if pred not in engine.intensional and args not in engine.background.get(pred, ()):
+        sig = (pred, len(args))
+        if sig not in engine.intensional and args not in engine.background.get(sig, ()):
             return False
         return len(premise.derivations) < len(premise.times) or not premise.times
 
@@ -273,19 +275,20 @@ class Explainer:
         pred = lit.atom.pred
         args = tuple(sub[a.name] if isinstance(a, Var) else a for a in lit.atom.args)
         premise = Premise(_ground(lit, sub), atom=(pred, args), literal=lit)
+        sig = lit.atom.sig
         window = lit.window
         size = window.size if window is not None else None
         if window is not None and window.tuple_based:
-            times = sorted({time for time, p, a in engine.recent if p == pred and a == args})
+            times = sorted({time for time, p, a in engine.recent if p == sig and a == args})
         elif lit.time is not None:
             times = [sub[lit.time.name] if isinstance(lit.time, Var) else lit.time]
         elif lit.op.value == "plain":
             times = [t]
         else:
             lo = max(engine.t1, t - (size or 0))
-            times = self._times(pred, args, lo, t, literal, size)
+            times = self._times(sig, args, lo, t, literal, size)
         some = lit.op.value == "<>" and len(times) > 1  # ◇: one time point suffices, the latest that can
-        if pred in engine.intensional or args in engine.background.get(pred, ()):
+        if sig in engine.intensional or args in engine.background.get(sig, ()):
             for time in sorted(times, reverse=True) if some else times:
                 derivation = self.explain(pred, args, time, seen)
                 if derivation is not None:
@@ -298,7 +301,7 @@ class Explainer:
         premise.times = times
         return premise
 
-    def _times(self, pred: str, args: tuple, lo: int, t: int, literal, size: int) -> list[int]:
+    def _times(self, pred: tuple[str, int], args: tuple, lo: int, t: int, literal, size: int) -> list[int]:
         engine = self.engine
         facts = engine.facts.get(pred)
         if facts is not None:

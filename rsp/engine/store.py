@@ -139,6 +139,10 @@ class Table:
         entries = self.entries
         delta = self.delta
         grown: dict[int, list[tuple]] = {}
+        # A key may come twice with two horizons (two derivations of one atom): it then sits in the
+        # batches of both, stored with the later one. Batches get the stamp from before the loop, so
+        # that any extension here sends them to the per-key check (expired once, at its latest horizon).
+        stamp = self.extended
         for key, horizon in pairs:
             old = entries.get(key)
             if old is None or horizon > old:
@@ -151,7 +155,7 @@ class Table:
                     grown[horizon] = [key]
                 else:
                     batch.append(key)
-        push, target, stamp = self.queue.push, self.batch, self.extended
+        push, target = self.queue.push, self.batch
         for horizon, batch in grown.items():
             push(horizon, target, (batch, stamp))
 

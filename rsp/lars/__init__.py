@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rsp.errors import Position, ProgramError
-from rsp.lars.model import Program, format_atom
+from rsp.lars.model import Program, Sig, format_atom
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
 from rsp.lars.windows import check_windows
@@ -39,7 +39,8 @@ class CheckedProgram:
     warnings: tuple[str, ...]
 
     @property
-    def intensional(self) -> frozenset[str]:
+    def intensional(self) -> frozenset[Sig]:
+        """The predicates (name and arity) rules derive: what the output stream shows."""
         return frozenset(self.program.intensional_predicates())
 
     def __str__(self) -> str:

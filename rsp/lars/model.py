@@ -10,10 +10,25 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rsp.errors import Position
 
 Constant = str | int | float
+
+
+class Sig(NamedTuple):
+    """A predicate: its name AND its arity (``p/1`` and ``p/2`` are two predicates, as in clingo).
+
+    Every pass and the engine key predicates by this; a plain ``(name, arity)`` tuple is equal to it
+    and hashes alike, so hot paths may build tuples.
+    """
+
+    name: str
+    arity: int
+
+    def __str__(self) -> str:
+        return f"{self.name}/{self.arity}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,11 @@ class Atom:
 
     def variables(self) -> set[str]:
         return {a.name for a in self.args if isinstance(a, Var)}
+
+    @property
+    def sig(self) -> Sig:
+        """The predicate this atom belongs to: its name and arity."""
+        return Sig(self.pred, len(self.args))
 
 
 def format_atom(pred: str, args: tuple[Constant, ...]) -> str:
@@ -265,6 +285,6 @@ class Program:
     def proper_rules(self) -> list[Rule]:
         return [r for r in self.rules if not r.is_fact]
 
-    def intensional_predicates(self) -> set[str]:
+    def intensional_predicates(self) -> set[Sig]:
         """Predicates defined by a rule with a non-empty body: these are what the output stream shows."""
-        return {r.head.atom.pred for r in self.rules if r.body}
+        return {r.head.atom.sig for r in self.rules if r.body}

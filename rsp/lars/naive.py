@@ -278,7 +278,10 @@ def evaluate_sets(program: CheckedProgram, stream: AtomStream) -> list[tuple[int
                         if pair is not None and pair not in ctx.pairs:
                             ctx.pairs.add(pair)
                             changed = True
-        result.append((t, {fact for fact, s in ctx.pairs if s == t and fact[0] in intensional}))
+        # a predicate is its name and its arity: p(a) is not an atom of an intensional p/2
+        result.append(
+            (t, {fact for fact, s in ctx.pairs if s == t and (fact[0], len(fact[1])) in intensional})
+        )
     return result
 
 

@@ -26,29 +26,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rsp.errors import Position, RspError
-from rsp.lars.model import ExtAtom, Op, Program, Rule, Var
+from rsp.lars.model import ExtAtom, Op, Program, Rule, Sig, Var
 
 
 @dataclass(frozen=True)
 class AtomKeys:
-    """Where the key of a stream atom is: ``positions[pred]`` is the argument index; atoms of other
-    predicates are read by no keyed rule."""
+    """Where the key of a stream atom is: ``positions`` pairs a predicate (name and arity) with the
+    argument index of its key; atoms of other predicates are read by no keyed rule."""
 
     var: str
-    positions: tuple[tuple[str, int], ...]
-    static: tuple[str, ...] = ()
+    positions: tuple[tuple[Sig, int], ...]
+    static: tuple[Sig, ...] = ()
     """Predicates with facts: the program's own data, never keyed (a stream atom of one is refused)."""
 
     def key(self, pred: str, args: tuple) -> str | None:
         """The partition of a stream atom (None: no rule reads it).
 
-        >>> AtomKeys("V", (("pos", 0),)).key("pos", ("bus1", 3))
-        'bus1'
+        >>> keys = AtomKeys("V", ((Sig("pos", 2), 0),))
+        >>> keys.key("pos", ("bus1", 3)), keys.key("pos", ("bus1",))
+        ('bus1', None)
         """
-        for name, index in self.positions:
-            if name == pred:
-                return str(args[index]) if index < len(args) else None
+        sig = (pred, len(args))
+        for known, index in self.positions:
+            if known == sig:
+                return str(args[index])
         return None
+
+    def is_static(self, pred: str, args: tuple) -> bool:
+        """Whether a stream atom belongs to a predicate the program has facts of."""
+        return (pred, len(args)) in self.static
 
 
 def _refuse(program: Program, var: str, reason: str, rule: Rule | None = None) -> RspError:
@@ -64,32 +70,32 @@ def partition_keys(program: Program, variable: str) -> AtomKeys:
         raise RspError(f"--partition-by {variable}: write a variable of the program's rules, e.g. V")
     rules = program.proper_rules
     intensional = program.intensional_predicates()
-    static = {f.head.atom.pred for f in program.facts} - intensional
-    stream = {b.atom.pred for r in rules for b in r.body if isinstance(b, ExtAtom)} - intensional - static
+    static = {f.head.atom.sig for f in program.facts} - intensional
+    stream = {b.atom.sig for r in rules for b in r.body if isinstance(b, ExtAtom)} - intensional - static
     keyed = set(stream)
     changed = True
     while changed:
         changed = False
         for rule in rules:
-            if rule.head.atom.pred not in keyed and any(
-                isinstance(b, ExtAtom) and b.atom.pred in keyed for b in rule.body
+            if rule.head.atom.sig not in keyed and any(
+                isinstance(b, ExtAtom) and b.atom.sig in keyed for b in rule.body
             ):
-                keyed.add(rule.head.atom.pred)
+                keyed.add(rule.head.atom.sig)
                 changed = True
     key_var = Var(var)
-    positions: dict[str, int] = {}
+    positions: dict[Sig, int] = {}
 
-    def place(pred: str, args: tuple, rule: Rule, where: str) -> None:
+    def place(pred: Sig, args: tuple, rule: Rule, where: str) -> None:
         if key_var not in args:
-            raise _refuse(program, var, f"{where} {pred}(…) does not use {var}", rule)
+            raise _refuse(program, var, f"{where} {pred.name}(…) does not use {var}", rule)
         index = args.index(key_var)
         known = positions.setdefault(pred, index)
         if known != index and (known >= len(args) or args[known] != key_var):
-            reason = f"{var} is argument {known + 1} of {pred} in one rule and {index + 1} in another"
+            reason = f"{var} is argument {known + 1} of {pred.name} in one rule and {index + 1} in another"
             raise _refuse(program, var, reason, rule)
 
     for rule in rules:
-        atoms = [b for b in rule.body if isinstance(b, ExtAtom) and b.atom.pred in keyed]
+        atoms = [b for b in rule.body if isinstance(b, ExtAtom) and b.atom.sig in keyed]
         if not atoms:
             continue
         if not any(not b.negated for b in atoms):
@@ -104,10 +110,10 @@ def partition_keys(program: Program, variable: str) -> AtomKeys:
                     "timeline, which a partition does not know"
                 )
                 raise _refuse(program, var, reason, rule)
-            place(literal.atom.pred, literal.atom.args, rule, "the body atom")
-        place(rule.head.atom.pred, rule.head.atom.args, rule, "the head")
+            place(literal.atom.sig, literal.atom.args, rule, "the body atom")
+        place(rule.head.atom.sig, rule.head.atom.args, rule, "the head")
     for fact in program.facts:
-        if fact.head.atom.pred in keyed:
+        if fact.head.atom.sig in keyed:
             raise _refuse(
                 program, var, f"the fact {fact.head.atom} is of a keyed predicate: it would hold in every "
                 "partition, but the atoms it meets are in one", fact,

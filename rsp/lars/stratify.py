@@ -6,37 +6,37 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rsp.errors import ProgramError
-from rsp.lars.model import Program, Rule
+from rsp.lars.model import Program, Rule, Sig
 
 
 @dataclass(frozen=True)
 class Stratum:
     """Rules evaluated together: one strongly connected component of the dependency graph."""
 
-    predicates: frozenset[str]
+    predicates: frozenset[Sig]
     rules: tuple[Rule, ...]
     recursive: bool
 
 
-def dependency_graph(program: Program) -> dict[str, set[tuple[str, bool]]]:
-    """head predicate -> {(body predicate, negated)} over the proper rules."""
-    graph: dict[str, set[tuple[str, bool]]] = {}
+def dependency_graph(program: Program) -> dict[Sig, set[tuple[Sig, bool]]]:
+    """head predicate -> {(body predicate, negated)} over the proper rules (predicates with arity)."""
+    graph: dict[Sig, set[tuple[Sig, bool]]] = {}
     for rule in program.proper_rules:
-        edges = graph.setdefault(rule.head.atom.pred, set())
+        edges = graph.setdefault(rule.head.atom.sig, set())
         for lit in rule.positive_atoms():
-            edges.add((lit.atom.pred, False))
+            edges.add((lit.atom.sig, False))
         for lit in rule.negative_atoms():
-            edges.add((lit.atom.pred, True))
+            edges.add((lit.atom.sig, True))
     return graph
 
 
-def _components(nodes: list[str], succ: dict[str, list[str]]) -> list[list[str]]:
+def _components(nodes: list[Sig], succ: dict[Sig, list[Sig]]) -> list[list[Sig]]:
     """Tarjan's algorithm (iterative); components come out dependencies first."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    result: list[list[str]] = []
+    index: dict[Sig, int] = {}
+    low: dict[Sig, int] = {}
+    on_stack: set[Sig] = set()
+    stack: list[Sig] = []
+    result: list[list[Sig]] = []
     counter = 0
     for root in nodes:
         if root in index:
@@ -86,17 +86,15 @@ def stratify(program: Program) -> list[Stratum]:
     strata = []
     for comp in _components(nodes, succ):
         members = frozenset(comp)
-        rules = tuple(r for r in program.proper_rules if r.head.atom.pred in members)
+        rules = tuple(r for r in program.proper_rules if r.head.atom.sig in members)
         for rule in rules:
             for lit in rule.negative_atoms():
-                if lit.atom.pred in members:
+                if lit.atom.sig in members:
                     raise ProgramError(
-                        f"negation through recursion: '{rule.head.atom.pred}' depends negatively on "
-                        f"'{lit.atom.pred}' in '{rule}', which depends back on it",
+                        f"negation through recursion: '{rule.head.atom.sig}' depends negatively on "
+                        f"'{lit.atom.sig}' in '{rule}', which depends back on it",
                         rule.origin.position,
                     )
-        recursive = len(comp) > 1 or any(
-            lit.atom.pred in members for r in rules for lit in r.positive_atoms()
-        )
+        recursive = len(comp) > 1 or any(lit.atom.sig in members for r in rules for lit in r.positive_atoms())
         strata.append(Stratum(members, rules, recursive))
     return strata

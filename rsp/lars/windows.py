@@ -10,19 +10,19 @@ from rsp.lars.model import Op, Program
 def check_windows(program: Program) -> list[str]:
     """Raise on a tuple window over an intensional predicate; return warnings for the user."""
     intensional = program.intensional_predicates()
-    at_heads = {r.head.atom.pred for r in program.rules if r.head.time is not None}
-    fact_preds = {r.head.atom.pred for r in program.facts}
+    at_heads = {r.head.atom.sig for r in program.rules if r.head.time is not None}
+    fact_preds = {r.head.atom.sig for r in program.facts}
     warnings: list[str] = []
     for rule in program.proper_rules:
         for lit in rule.body:
             window = getattr(lit, "window", None)
             if window is None:
                 continue
-            pred = lit.atom.pred
+            pred = lit.atom.sig
             if window.tuple_based and pred in intensional:
                 raise ProgramError(
-                    f"tuple window {window} over '{pred}', which rules derive: tuple windows count stream "
-                    "atoms only (use a time window such as [n] instead)",
+                    f"tuple window {window} over '{pred.name}', which rules derive: tuple windows count "
+                    "stream atoms only (use a time window such as [n] instead)",
                     rule.origin.position,
                 )
             if (
@@ -34,8 +34,8 @@ def check_windows(program: Program) -> list[str]:
                 and lit.op is not Op.PLAIN
             ):
                 warnings.append(
-                    f"{rule.origin}: warning: window {window} over '{pred}', which only plain heads derive: "
-                    f"a plain head holds at the current time point only, so the window sees just that point "
-                    f"(derive '{pred}' with an @T head to place it in the past)"
+                    f"{rule.origin}: warning: window {window} over '{pred.name}', which only plain heads "
+                    "derive: a plain head holds at the current time point only, so the window sees just that "
+                    f"point (derive '{pred.name}' with an @T head to place it in the past)"
                 )
     return warnings

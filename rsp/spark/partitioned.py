@@ -494,7 +494,7 @@ def _keyed_atoms(keys: AtomKeys) -> Callable[[Iterator[pd.DataFrame]], Iterator[
                 if parsed is None:
                     continue
                 time, pred, args = parsed
-                if pred in keys.static:
+                if pred is not None and keys.is_static(pred, args):
                     reason = f"{pred} has facts in the program: a partitioned run takes no stream atoms of it"
                     rows.append((REJECT_KEY, None, None, row.line, row.file, reason))
                     continue

@@ -20,8 +20,9 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import itemgetter
+from itertools import islice, repeat
+from numbers import Integral
+from operator import itemgetter, le
 from pathlib import Path
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
@@ -74,12 +75,26 @@ _EXPECTED = {
 
 
 def _checked_time(time, where: str) -> int:
-    """A timestamp given to the API: an integer number of ms, not negative."""
-    if isinstance(time, bool) or not isinstance(time, int):
+    """A timestamp given to the API: an integer number of ms (a NumPy integer too), not negative."""
+    if isinstance(time, bool) or not isinstance(time, Integral):
         raise StreamError(f"{where}: the time {time!r} is not an integer number of milliseconds")
     if time < 0:
         raise StreamError(f"{where}: the time {time} is negative (the timeline starts at 0 ms)")
-    return time
+    return int(time)
+
+
+def _checked_times(times: Sequence[int]) -> list[int]:
+    """push_sorted's times: integers ≥ 0 in order (checked at C speed when they are plain ints)."""
+    times = list(times)
+    if set(map(type, times)) != {int} or min(times) < 0:
+        times = [_checked_time(time, "push_sorted") for time in times]
+    if not all(map(le, times, islice(times, 1, None))):
+        i = next(i for i in range(1, len(times)) if times[i] < times[i - 1])
+        raise StreamError(
+            f"push_sorted: times must be in order, but element {i + 1} at {times[i]} ms comes "
+            f"after one at {times[i - 1]} ms (sort them, or use push)"
+        )
+    return times
 
 
 def _checked_triples(triples: Iterable, times: Sequence[int], where: str) -> list[Triple]:
@@ -610,13 +625,7 @@ class Engine:
         if not triples:
             return
         if not plain:
-            times = [_checked_time(time, "push_sorted") for time in times]
-            for i in range(1, len(times)):
-                if times[i] < times[i - 1]:
-                    raise StreamError(
-                        f"push_sorted: times must be in order, but element {i + 1} at {times[i]} ms comes "
-                        f"after one at {times[i - 1]} ms (sort them, or use push)"
-                    )
+            times = _checked_times(times)
             triples = _checked_triples(triples, times, "push_sorted")
         triples = self.scopes.relabel(
             triples if isinstance(triples, list) else list(triples), self._source(stream, source)

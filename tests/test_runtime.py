@@ -284,3 +284,15 @@ def test_push_takes_rdflib_terms_in_n_triples_syntax() -> None:
     assert [r.bindings for r in handle] == [[{"x": "<http://ex.org/a>"}]]
     with pytest.raises(StreamError, match="the subject .*Variable.* is not an RDF term"):
         engine.push([(rdflib.Variable("x"), rdflib.URIRef("http://ex.org/p"), o)], 3000, STREAM)
+
+
+def test_numpy_times_are_times() -> None:
+    numpy = pytest.importorskip("numpy")
+    engine = Engine()
+    handle = engine.register(query())
+    engine.push([triple("a")], numpy.int64(100), STREAM)
+    engine.push_sorted(list(numpy.array([200, 300])), [triple("b"), triple("c")], STREAM)
+    engine.close()
+    assert [(r.time, sorted(b["x"] for b in r.bindings)) for r in handle] == [
+        (1000, [f"<http://ex.org/{x}>" for x in "abc"])
+    ]

@@ -65,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         RSP_EXAMPLES=str(args.examples),
         RSP_FUZZ_DIR=str(pending_root),
     )
-    command = [sys.executable, "-m", "pytest", "-q", "-m", "generated", "-p", "no:cacheprovider"]
+    command = [sys.executable, "-m", "pytest", "-q", "-rf", "-m", "generated", "-p", "no:cacheprovider"]
     command += args.pytest_args or ["tests"]
     saved: list[Path] = []
+    failed: list[str] = []  # failures that left no golden case (a test without saved_on_failure)
     rounds = 0
     try:
         while time.monotonic() < deadline - 10:
@@ -81,15 +82,22 @@ def main(argv: list[str] | None = None) -> int:
                 done = subprocess.run(
                     command, cwd=ROOT, env=env, timeout=left, capture_output=True, text=True
                 )
-                tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
-                print(f"  {tail[0]}", flush=True)
+                lines = done.stdout.strip().splitlines()
+                print(f"  {(lines[-1:] or ['(no output)'])[0]}", flush=True)
             except subprocess.TimeoutExpired:
                 print("  time is up (round cut short)", flush=True)
-            saved += _collect(pending_root)
+                lines, done = [], None
+            found = _collect(pending_root)
+            saved += found
+            if done is not None and done.returncode != 0 and not found:
+                failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))] or lines[-20:]
+                failed += failures
+                print("\n".join(f"  {line}" for line in failures), flush=True)
     finally:
         shutil.rmtree(pending_root, ignore_errors=True)
-    print(f"== {rounds} round(s); {len(saved)} disagreement(s) saved as golden cases")
-    return 1 if saved else 0
+    print(f"== {rounds} round(s); {len(saved)} disagreement(s) saved as golden cases", end="")
+    print(f", {len(failed)} other failure(s) (see above)" if failed else "")
+    return 1 if saved or failed else 0
 
 
 if __name__ == "__main__":

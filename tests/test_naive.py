@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from fuzzing import examples
+from hypothesis import given, settings
 
 from rsp.io.atoms import AtomStream, read_atom_lines
 from rsp.lars import parse
@@ -219,7 +221,8 @@ def test_empty_stream_has_no_timeline() -> None:
     assert run("q :- not p.", ["2", "3"]) == [(2, ["q"]), (3, ["q"])]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.generated
+@settings(max_examples=examples(150), deadline=None)
 @given(cases())
 def test_generated_cases_parse_and_evaluate(case: tuple[str, list[str]]) -> None:
     program_text, lines = case

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from hypothesis import HealthCheck, given, settings
+from fuzzing import examples
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsp.errors import RspError, StreamError
@@ -151,7 +152,8 @@ def _bulk_run(calls, bulk: bool, explain: bool):
     return results, engine.late, sorted(late), kept  # push_sorted reports late elements query by query
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.generated
+@settings(max_examples=examples(150), deadline=None)
 @given(calls=BULK_CALLS, explain=st.booleans())
 def test_push_sorted_equals_pushing_each_time(calls, explain) -> None:
     bulk = _bulk_run(calls, True, explain)
@@ -212,7 +214,9 @@ def test_select_star_with_a_bind_answers_and_names_it() -> None:
     """Issue 13: ``SELECT * WHERE { ?s ?p ?o BIND(?o+10 AS ?z) }`` had no z."""
     engine = Engine()
     where = "?s ?p ?o BIND(?o+10 AS ?z)"
-    handle = engine.register(f"REGISTER QUERY Q AS SELECT * FROM STREAM {STREAM} [RANGE 1s STEP 1s] WHERE {{ {where} }}")
+    handle = engine.register(
+        f"REGISTER QUERY Q AS SELECT * FROM STREAM {STREAM} [RANGE 1s STEP 1s] WHERE {{ {where} }}"
+    )
     engine.push([triple("a", f'"5"^^{INT}')], 100, STREAM)
     engine.close()
     (result,) = list(handle)
@@ -225,8 +229,7 @@ BAD_TERMS = [
     (("<http://ex.org/r1>", P, '"30'), "bad object '\"30': unterminated string literal"),
     (
         ("http://ex.org/r1", P, '"30"'),
-        "bad subject 'http://ex.org/r1': an IRI is written in angle brackets: "
-        "<http://ex.org/r1>",
+        "bad subject 'http://ex.org/r1': an IRI is written in angle brackets: <http://ex.org/r1>",
     ),
     (("<http://ex.org/r1>", '"p"', '"30"'), "bad predicate '\"p\"': a literal cannot be the predicate"),
     (('"r1"', P, '"30"'), "bad subject '\"r1\"': a literal cannot be the subject"),
@@ -235,7 +238,10 @@ BAD_TERMS = [
     (("<http://ex.org/r1>", P, "_:"), "bad object '_:': bad blank node label '_:'"),
     (("<http://ex.org/r1>", P, 30), "the object 30 is not an RDF term"),
     (("<http://ex.org/r1>", P), "('<http://ex.org/r1>', '<http://ex.org/p>') has 2 terms, not 3"),
-    ("<http://ex.org/r1> <http://ex.org/p> <http://ex.org/o> .", "expected a (subject, predicate, object) tuple"),
+    (
+        "<http://ex.org/r1> <http://ex.org/p> <http://ex.org/o> .",
+        "expected a (subject, predicate, object) tuple",
+    ),
 ]
 
 
@@ -266,7 +272,9 @@ def test_push_error_names_the_expected_form_and_the_triple() -> None:
     )
     with pytest.raises(StreamError, match=r"push_sorted: triple 2 at 700 ms: bad subject 'x'"):
         engine.push_sorted([500, 700], [triple("a"), ("x", P, '"1"')], STREAM)
-    with pytest.raises(StreamError, match="times must be in order, but element 2 at 400 ms comes after one at 500"):
+    with pytest.raises(
+        StreamError, match="times must be in order, but element 2 at 400 ms comes after one at 500"
+    ):
         engine.push_sorted([500, 400], [triple("a"), triple("b")], STREAM)
     with pytest.raises(StreamError, match="the time '500' is not an integer number of milliseconds"):
         engine.push([triple("a")], "500", STREAM)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -322,16 +323,78 @@ def test_ctrl_c_stops_cleanly_and_flushes_the_last_instants(tmp_path: Path, caps
 
 def test_a_late_element_under_late_fail_stops_the_run_with_its_reason(tmp_path: Path, capsys) -> None:
     """The engine works on its own thread while Spark prepares the next micro-batch: an error it raises
-    (a late element under --late fail) still ends the run with exit code 2 and the reason."""
+    (a late element under --late fail) still ends the run with exit code 2, the reason and its file,
+    after the instants closed before it, as rsp run over the lines in the order they arrive."""
     incoming = tmp_path / "in"
     line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}\n"
-    write_parts(incoming, [line.format(ms) for ms in (5000, 6000, 1000)], 3, ".nt")
+    lines = [line.format(ms) for ms in (5000, 6000, 1000)]
+    write_parts(incoming, lines, 3, ".nt")
     query = tmp_path / "q.rq"
     query.write_text("REGISTER QUERY Q AS\nSELECT ?s FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s] WHERE { ?s ?p ?o }\n")
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    status = main(["run", str(query), "--stream", str(stream), "--late", "fail", "--output", str(tmp_path / "run.jsonl")])
+    assert status == 2
+    assert capsys.readouterr().err == f"{stream}:3: late element at time 1000 (instant 6000 is already closed)\n"
     status = main(["spark", str(query), "--stream", str(incoming), "--available-now", "--max-files-per-trigger", "1",
                    "--late", "fail", "--output", str(tmp_path / "out.jsonl")])  # fmt: skip
     assert status == 2
-    assert "late element at time 1000 (stream already at 6000)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{incoming / 'part-02.nt'}: late element at time 1000 (instant 6000 is already closed)" in err
+    assert (tmp_path / "out.jsonl").read_text() == (tmp_path / "run.jsonl").read_text()
+    assert [json.loads(r)["time"] for r in (tmp_path / "run.jsonl").read_text().splitlines()] == [6000]
+
+
+# issue 13, defect 4: a micro-batch is a set of elements arriving together (taken in time order), and the
+# engine decides what is late, as in rsp run over the lines in the order they arrive
+SUM_QUERY = """REGISTER QUERY Sums AS
+SELECT (COUNT(?v) AS ?n) (SUM(?v) AS ?sum)
+FROM STREAM <http://ex.org/s> [RANGE 3s STEP 1s]
+WHERE { ?e <http://ex.org/v> ?v }
+"""
+
+
+def out_of_order_parts(parts: int, per_part: int = 12) -> list[list[str]]:
+    """``parts`` micro-batches of lines, each in time order, each starting well before the newest time
+    of the one before (by 2.5 s with 3 s windows and 1 s steps): the first elements of every part after
+    the first are late, the others out of order but not late. Element k has the value k."""
+    out, k = [], 0
+    for part in range(parts):
+        start = 0 if part == 0 else part * 3000 - 2500
+        times = [start + i * 3900 // per_part for i in range(per_part)]
+        out.append([f'<http://ex.org/e{k + i}> <http://ex.org/v> "{k + i}"^^<{XSD}integer> . # {t}\n'
+                    for i, t in enumerate(times)])  # fmt: skip
+        k += per_part
+    return out
+
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+COUNTS = re.compile(r"[\d,]+ lines, [\d,]+ triples in [\d,]+ instants, [\d,]+ rejected, [\d,]+ late")
+LATE = re.compile(r"late element at time \d+ \(instant \d+ is already closed\), dropped")
+
+
+def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path: Path, capsys) -> None:
+    """Four files, one per micro-batch: the records, the late elements reported (time and closed
+    instant) and the counts are rsp run's over the lines in the order they arrive."""
+    parts = out_of_order_parts(4)
+    lines = [line for part in parts for line in part]
+    query = tmp_path / "sums.rq"
+    query.write_text(SUM_QUERY)
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    incoming = tmp_path / "in"
+    write_parts(incoming, lines, len(parts), ".nt")
+    capsys.readouterr()
+    expected = _cli(tmp_path, "run", str(query), "--stream", f"http://ex.org/s={stream}")
+    run_err = capsys.readouterr().err
+    got = _cli(tmp_path, "spark", str(query), "--stream", f"http://ex.org/s={incoming}", "--available-now",
+               "--max-files-per-trigger", "1")  # fmt: skip
+    spark_err = capsys.readouterr().err
+    assert got == expected
+    assert LATE.findall(spark_err) == LATE.findall(run_err) and LATE.findall(run_err)
+    assert COUNTS.findall(spark_err) == COUNTS.findall(run_err) and len(COUNTS.findall(run_err)) == 1
+    assert f"{incoming / 'part-01.nt'}: late element" in spark_err
+    assert "4 micro-batch(es)" in spark_err
 
 
 def test_jvm_warnings_stay_off_the_results(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from spark_conftest import write_parts
+from test_spark import SUM_QUERY, out_of_order_parts
 
 from rsp.spark.checkpoint import FAULT_ENV
 
@@ -75,6 +76,30 @@ def test_query_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point
     assert _state(checkpoint)["batch"] == committed
     if point == "written":  # the killed run had already written micro-batch 2's results
         assert len(output.read_text()) > _state(checkpoint)["output"]
+    _restart_and_compare(args, output, reference.stdout, committed)
+
+
+@pytest.mark.parametrize("point, committed", [("written", 1), ("committed", 2)])
+def test_out_of_order_stream_killed_resumes_as_rsp_run(tmp_path: Path, point: str, committed: int) -> None:
+    """Files that each start before the newest time of the one before: late elements and elements out
+    of order but not late in every micro-batch. Killed in micro-batch 2 and started again, the output
+    is rsp run's over the lines in the order they arrive (the log holds what the engine took, and the
+    replay takes it all again)."""
+    query = tmp_path / "sums.rq"
+    query.write_text(SUM_QUERY)
+    parts = out_of_order_parts(5)
+    lines = [line for part in parts for line in part]
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    reference = _rsp("run", str(query), "--stream", f"http://ex.org/s={stream}")
+    assert reference.returncode == 0 and "late element" in reference.stderr
+    source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
+    write_parts(source, lines, len(parts), ".nt")
+    args = _spark_args(query, source, checkpoint, output)
+    args[args.index("--stream") + 1] = f"http://ex.org/s={source}"
+    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:2"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert _state(checkpoint)["batch"] == committed
     _restart_and_compare(args, output, reference.stdout, committed)
 
 

@@ -4,10 +4,13 @@ reported with how to install it."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import json
 import re
 import string
+import tempfile
 from itertools import groupby
 from pathlib import Path
 
@@ -19,6 +22,7 @@ pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
 from rsp.cli import main  # noqa: E402
+from rsp.errors import LateElementError  # noqa: E402
 from rsp.io import ntriples  # noqa: E402
 from rsp.io.ntriples import parse_line  # noqa: E402
 from rsp.runtime import Engine  # noqa: E402
@@ -142,8 +146,8 @@ def test_feeder_orders_rechecks_and_rejects(tmp_path: Path) -> None:
             [{"s": "<http://ex.org/a>", "o": "<http://ex.org/o>"}, {"s": "<http://ex.org/b>", "o": '"é"'}],
         ),
     ]
-    counter = feeder.counters[0]
-    assert (counter.lines, counter.triples, counter.rejected, counter.late) == (5, 2, 2, 1)
+    counter = feeder.counters[0]  # the late triple is read, then dropped: counted in both (as rsp run)
+    assert (counter.lines, counter.triples, counter.rejected, counter.late) == (5, 3, 2, 1)
     rejected = [
         json.loads(line) for line in (tmp_path / "rej" / "batch-000000.jsonl").read_text().splitlines()
     ]
@@ -163,12 +167,12 @@ def test_feeder_merges_streams_in_the_order_given() -> None:
     )
     pushed = []
 
-    def push_sorted(times, triples, stream):  # recorded as the pushes of each time it stands for
-        assert len(times) == len(triples)
+    def push_sorted(times, triples, stream, *, plain=False):  # recorded as the pushes of each time
+        assert len(times) == len(triples) and plain
         pushed.extend((time, stream, len(list(group))) for time, group in groupby(times))
 
     engine.push_sorted = push_sorted
-    feeder = QueryFeeder(engine, ["<http://ex.org/s>", "<http://ex.org/t>"])
+    feeder = QueryFeeder(engine, ["<http://ex.org/s>", "<http://ex.org/t>"], plain=True)
     line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {}"
     rows = [
         _row(line.format(5), 0, stream=1),
@@ -230,24 +234,23 @@ def _batch_rows(rows: list[dict], first_pos: int) -> list[dict]:
 
 
 def _model(batches: list[list[dict]]):
-    """Sort each micro-batch (nulls last, as Arrow does) and push element by element."""
+    """Sort each micro-batch (nulls last, as Arrow does) and push element by element: the engine
+    decides what is late (older than the last instant the query closed)."""
     engine = Engine()
     query = engine.register(TWO_STREAMS)
-    newest, late, triples = [None, None], 0, 0
+    late = [0, 0]
     missing = (1, "")
     for rows in batches:
         key = [(r["time"], r["stream"], r["file_time"], (0, r["file"]) if r["file"] else missing, r["block"],
                 r["pos"]) for r in rows]  # fmt: skip
         for _key, row in sorted(zip(key, rows, strict=True), key=lambda e: e[0]):
             index = row["stream"]
-            if newest[index] is not None and row["time"] < newest[index]:
-                late += 1
-                continue
-            newest[index] = row["time"]
-            triples += 1
+            before = engine.late
             stream = ["<http://ex.org/s>", "<http://ex.org/t>"][index]
             engine.push([(row["s"], row["p"], row["o"])], row["time"], stream)
+            late[index] += engine.late - before
     engine.close()
+    triples = [sum(1 for rows in batches for r in rows if r["stream"] == index) for index in (0, 1)]
     return [(r.time, sorted(map(str, r.bindings))) for r in query], late, triples
 
 
@@ -270,9 +273,187 @@ def test_feeder_equals_sorting_and_pushing_one_by_one(batches, chunk) -> None:
         feed.CHUNK = default
     feeder.close()
     results = [(r.time, sorted(map(str, r.bindings))) for r in query]
-    late = sum(c.late for c in feeder.counters)
-    triples = sum(c.triples for c in feeder.counters)
+    late = [c.late for c in feeder.counters]
+    triples = [c.triples for c in feeder.counters]
     assert (results, late, triples) == _model(tables)
+
+
+# -- lateness as in rsp run (issue 13, defect 4): the runtime decides, whatever micro-batch brings what --
+OUT_OF_ORDER = """REGISTER QUERY Q AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 3s STEP 1s]
+WHERE { ?s <http://ex.org/p> ?o }"""
+LINE = "<http://ex.org/e{}> <http://ex.org/p> <http://ex.org/o> . # {}\n"
+LATE_MESSAGE = re.compile(r"late element at time \d+ \(instant \d+ is already closed\)(, dropped)?")
+COUNTS = re.compile(r"([\d,]+) lines, ([\d,]+) triples in ([\d,]+) instants, ([\d,]+) rejected, ([\d,]+) late")
+
+
+def _records(results) -> list[tuple[int, list[str]]]:
+    """Each instant's answers as a bag (SELECT without ORDER BY: no order among them)."""
+    return [(r["time"], sorted(json.dumps(b, sort_keys=True) for b in r["bindings"])) for r in results]
+
+
+def _lines(batches: list[list[int]]) -> list[list[str]]:
+    """Each micro-batch's lines, in time order as a micro-batch reaches the engine (element k is e<k>)."""
+    made, k = [], 0
+    for times in batches:
+        made.append([LINE.format(k + i, t) for i, t in sorted(enumerate(times), key=lambda e: e[1])])
+        k += len(times)
+    return made
+
+
+def _rsp_run(batches: list[list[str]], *extra: str, text: str = OUT_OF_ORDER) -> tuple[int, list, list, tuple]:
+    """``rsp run`` over the micro-batches' lines in the order they arrive: status, records, late
+    messages (without their position) and the summary's counts (None when it writes none)."""
+    with tempfile.TemporaryDirectory() as directory:
+        query, stream, output = (Path(directory) / name for name in ("q.rq", "s.nt", "out.jsonl"))
+        query.write_text(text)
+        stream.write_text("".join(line for lines in batches for line in lines))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["run", str(query), "--stream", f"http://ex.org/s={stream}", "--output", str(output),
+                           *extra])  # fmt: skip
+        records = [json.loads(line) for line in output.read_text().splitlines()]
+    counts = COUNTS.search(err.getvalue())
+    late = [m.group(0) for m in LATE_MESSAGE.finditer(err.getvalue())]
+    return status, records, late, counts.groups() if counts else None
+
+
+def _spark_feed(batches: list[list[str]], late: str = "drop"):
+    """The same micro-batches through a feeder (file part-K.nt for micro-batch K): the engine's query,
+    the feeder, the late reports and the error that stopped it (None)."""
+    engine = Engine(late=late)
+    query = engine.register(OUT_OF_ORDER)
+    reports: list = []
+    feeder = QueryFeeder(engine, ["<http://ex.org/s>"], ["in/"], on_late=reports.append, plain=True)
+    try:
+        for batch_id, lines in enumerate(batches):
+            file = f"file:/in/part-{batch_id}.nt"
+            feeder(_table([_row(line.rstrip(), pos, file=file) for pos, line in enumerate(lines)]), batch_id)
+    except LateElementError as err:
+        return query, feeder, reports, err
+    feeder.close()
+    return query, feeder, reports, None
+
+
+def _counts(feeder) -> tuple:
+    c = feeder.counters[0]
+    return tuple(f"{n:,}" for n in (c.lines, c.triples, c.instants, c.rejected, c.late))
+
+
+def test_out_of_order_across_micro_batches_is_not_late() -> None:
+    """Issue 13's example: 3775 in one micro-batch, 3347 in the next; no instant is closed yet, so 3347
+    is in the window closing at 4000, as in rsp run (the feeder once dropped it as older than 3775)."""
+    batches = _lines([[3775], [3347]])
+    query, feeder, reports, _ = _spark_feed(batches)
+    assert [(r.time, sorted(b["s"] for b in r.bindings)) for r in query][0] == (
+        4000, ["<http://ex.org/e0>", "<http://ex.org/e1>"]
+    )  # fmt: skip
+    assert reports == [] and feeder.counters[0].late == 0
+    status, records, late, _counts_ = _rsp_run(batches)
+    assert status == 0 and not late
+    assert _records(vars(r) for r in query) == _records(records)
+
+
+def test_late_across_micro_batches_as_rsp_run_reports_it() -> None:
+    """4100 closes 4000; a 3900 in a later micro-batch is late (counted, reported with its file, the
+    time and the closed instant, dropped), a 4050 is not."""
+    batches = _lines([[3775, 4100], [3900, 4050, 3347], [5000]])
+    query, feeder, reports, _ = _spark_feed(batches)
+    assert [str(e) for e in reports] == [
+        "/in/part-1.nt: late element at time 3347 (instant 4000 is already closed), dropped",
+        "/in/part-1.nt: late element at time 3900 (instant 4000 is already closed), dropped",
+    ]
+    status, records, late, counts = _rsp_run(batches)
+    assert status == 0
+    assert _records(vars(r) for r in query) == _records(records)
+    assert [e.message for e in reports] == late
+    assert _counts(feeder) == counts
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    batches=st.lists(st.lists(st.integers(0, 9000), min_size=1, max_size=5), min_size=1, max_size=5),
+    late=st.sampled_from(["drop", "fail"]),
+)
+def test_feeder_decides_lateness_as_rsp_run(batches, late) -> None:
+    """Micro-batches of elements far out of order: the feeder gives the records, late messages and
+    counts that rsp run gives over the same lines in the order they arrive (each micro-batch in time
+    order); under --late fail the same instants before the same refused element."""
+    lines = _lines(batches)
+    query, feeder, reports, error = _spark_feed(lines, late)
+    status, records, messages, counts = _rsp_run(lines, "--late", late)
+    assert _records(vars(r) for r in query) == _records(records)
+    if error is None:
+        assert status == 0
+        assert [e.message for e in reports] == messages
+        if counts is not None or feeder.counters[0].late:
+            assert _counts(feeder) == counts
+    else:
+        assert status == 2 and late == "fail"
+        assert [error.message] == messages and error.position.file.startswith("/in/part-")
+
+
+@settings(max_examples=100, deadline=None)
+@given(batches=st.lists(st.lists(st.integers(0, 9000), min_size=1, max_size=6), min_size=1, max_size=4))
+def test_queries_of_other_steps_decide_each_for_itself(batches) -> None:
+    """Two queries on one stream, with other instants: an element may be late for one and not for the
+    other. Each gets what pushing the elements one by one gives it; each late report names the row."""
+    texts = [OUT_OF_ORDER, OUT_OF_ORDER.replace("Q AS", "R AS").replace("[RANGE 3s STEP 1s]", "[RANGE 2s STEP 1500ms]")]
+    lines = _lines(batches)
+    expected = Engine()
+    handles = [expected.register(text) for text in texts]
+    for batch in lines:
+        for line in batch:
+            (s, p, o), comment = parse_line(line)
+            expected.push([(s, p, o)], int(comment.split()[0]), "<http://ex.org/s>")
+    expected.close()
+    engine = Engine()
+    queries = [engine.register(text) for text in texts]
+    reports: list = []
+    feeder = QueryFeeder(engine, ["<http://ex.org/s>"], on_late=reports.append, plain=True)
+    for batch_id, batch in enumerate(lines):
+        feeder(_table([_row(line.rstrip(), pos) for pos, line in enumerate(batch)]), batch_id)
+    feeder.close()
+    for query, handle in zip(queries, handles, strict=True):
+        assert _records(vars(r) for r in query) == _records(vars(r) for r in handle)
+    assert feeder.counters[0].late == engine.late == expected.late == len(reports)
+
+
+def test_late_fail_names_the_element_and_keeps_the_instants_closed_before() -> None:
+    batches = _lines([[1500, 3500], [2200, 4200]])
+    query, feeder, _reports, error = _spark_feed(batches, "fail")
+    assert str(error) == "/in/part-1.nt: late element at time 2200 (instant 3000 is already closed)"
+    assert [r.time for r in query] == [2000, 3000]  # 4200, after the late element, never came in
+    assert feeder.counters[0].late == 1
+
+
+def test_a_restart_replays_what_the_engine_took(tmp_path: Path) -> None:
+    """With a checkpoint, a run stopped after any committed micro-batch and started again gives rsp
+    run's records, out-of-order elements (6100 after 6400) and late ones (4900, 5900) included. The log
+    keeps only what the engine took: micro-batch 0's log is deleted once no window needs it, and 4900
+    (late: 5500 closed 5000) replayed would then find no instant closed and join the window of 14000."""
+    from rsp.spark.checkpoint import Checkpoint
+
+    times = [[0], [5500], [4900, 5600], [6400, 5900], [6100], *([t, t + 250] for t in range(6500, 13500, 500)),
+             [12900, 14000], [13100]]  # fmt: skip
+    batches = _lines(times)
+    query_text = OUT_OF_ORDER.replace("RANGE 3s", "RANGE 10s")
+    status, expected, _late, _counts_ = _rsp_run(batches, text=query_text)
+    assert status == 0
+    for stop in range(len(batches)):
+        directory = tmp_path / f"ck-{stop}"
+        results: list = []
+        for first in (True, False):
+            engine = Engine()
+            handle = engine.register(query_text)
+            handle.subscribe(results.append)
+            feeder = QueryFeeder(engine, ["<http://ex.org/s>"], plain=True)
+            feeder.resume(Checkpoint(directory, {"kind": "query"}))
+            for batch_id, lines in enumerate(batches):
+                if first and batch_id > stop:
+                    break  # killed once micro-batch `stop` committed
+                feeder(_table([_row(line.rstrip(), pos) for pos, line in enumerate(lines)]), batch_id)
+        feeder.close()
+        assert _records(vars(r) for r in results) == _records(expected), stop
 
 
 @given(rows=st.lists(ROW, max_size=15))

@@ -27,7 +27,7 @@ from typing import TextIO
 from py4j.protocol import Py4JError
 from pyspark.errors import StreamingQueryException
 
-from rsp.errors import RspError, StreamError
+from rsp.errors import LateElementError, RspError, StreamError
 from rsp.spark.checkpoint import Checkpoint
 from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped, print_error
 from rsp.spark.pipeline import cleanup, start, union
@@ -249,8 +249,8 @@ def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
         [iri for iri, _path in pairs],
         [str(source) for source in sources],
         rejects=Rejects(args.reject, print_error),
-        late=args.late,
         on_late=print_error,
+        plain=True,  # rows of read_stream: terms taken by Spark's regex or re-checked by rsp's parser
     )
     if args.sink:
         form = query.query.form
@@ -264,7 +264,7 @@ def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     ]
     _drive(args, feeder, union(frames), checkpoint, stop)
     writer.close()
-    _summary(args, feeder, f", {engine.late} late at the engine" if engine.late else "")
+    _summary(args, feeder, "")
     return 0
 
 
@@ -362,9 +362,10 @@ def _failure(exception) -> Exception:
     if "BrokenPipeError" in text:
         return BrokenPipeError(text.splitlines()[0] if text else "")
     for line in text.splitlines():
-        for name in ("StreamError: ", "RspError: "):
+        for name, kind in (("LateElementError: ", LateElementError), ("StreamError: ", StreamError),
+                           ("RspError: ", StreamError)):  # fmt: skip
             if name in line:
-                return StreamError(line.split(name, 1)[1].strip())
+                return kind(line.split(name, 1)[1].strip())
     causes = [line for line in text.splitlines() if re.match(r"[\w.]+(Error|Exception): ", line)]
     cause = causes[-1] if causes else (text.splitlines() or [""])[0]
     return RspError(f"the Spark streaming query failed: {cause}")

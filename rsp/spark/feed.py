@@ -31,7 +31,6 @@ import sys
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from itertools import groupby
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import unquote, urlparse
@@ -39,7 +38,7 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rsp.errors import Position, StreamError
+from rsp.errors import LateElementError, Position, StreamError
 from rsp.io import atoms as atom_lines
 from rsp.io.ntriples import ReadCounters, parse_line
 from rsp.spark.checkpoint import QUERY_LOG_COLUMNS, Checkpoint, read_program_log, read_query_log
@@ -331,8 +330,19 @@ class QueryFeeder(Feeder):
     """Feeds triples to a continuous-query runtime (:class:`rsp.runtime.Engine`), stream by stream.
 
     ``streams`` are the stream IRIs (``<…>``) by stream index; ``sources`` their names for people.
-    Elements older than the newest time already pushed on their stream are late, as in ``rsp run``:
-    counted, then dropped and reported (``late="drop"``) or raised (``late="fail"``).
+    Each micro-batch arrives at once: its elements are put in order (:func:`in_order`) and handed to
+    :meth:`rsp.runtime.Engine.push_sorted`, which decides, query by query, what is late, as for
+    ``rsp run``: an element older than the last instant the query closed (its clock is its newest
+    element, from this or an earlier micro-batch) is late; any other joins every window that covers
+    its time, however far out of order it comes. Late elements are counted per stream and reported
+    (``on_late``, a :class:`rsp.errors.StreamError` naming the element's file, time and the closed
+    instant) and dropped, or under the engine's ``late="fail"`` raised as a
+    :class:`rsp.errors.LateElementError` (the instants closed before are already out). The feeder
+    takes over the engine's :attr:`~rsp.runtime.Engine.on_late` (and calls the one it had).
+
+    ``plain=True`` says the terms are valid N-Triples already (rows of :func:`rsp.spark.read_stream`:
+    Spark's regex takes a subset of what rsp's parser takes, and rsp re-checks the rest), so the
+    engine does not check them again; rows of any other DataFrame are checked by the engine.
     """
 
     def __init__(
@@ -342,15 +352,21 @@ class QueryFeeder(Feeder):
         sources: Sequence[str] | None = None,
         *,
         rejects: Rejects | None = None,
-        late: str = "drop",
         on_late: Callable[[StreamError], None] | None = None,
+        plain: bool = False,
     ) -> None:
         super().__init__(sources or [s or "<stream>" for s in streams], rejects or Rejects(None, None))
         self.engine = engine
         self.streams = list(streams)
-        self.late_policy = late
         self.on_late = on_late
-        self.newest: list[int | None] = [None] * len(self.streams)
+        self.plain = plain
+        self.last_time: list[int | None] = [None] * len(self.streams)
+        """The time of the last element pushed on each stream (a run of one time continues across
+        micro-batches: ``instants`` counts runs of one time, as ``rsp run``'s reader does)."""
+        self._pushing: _Pushing | None = None
+        self._replaying = False
+        self._engine_on_late = getattr(engine, "on_late", None)
+        engine.on_late = self._engine_late
 
     def feed(self, table: pa.Table, batch_id: int) -> None:
         table = _normalise(table, ("s", "p", "o", "line", "arrival", *ORDER))
@@ -384,70 +400,118 @@ class QueryFeeder(Feeder):
         if fixed:
             table = pa.concat_tables([table, pa.Table.from_pylist(fixed, schema=table.schema)])
         table = in_order(table)
-        pushed = self._push(table)
+        late = self._push(table, self.plain)
         if self.checkpoint is not None:
-            table = table.select(list(QUERY_LOG_COLUMNS))
-            if pushed != table.num_rows:  # late elements were dropped: log only what went in
-                table = table.filter(pa.array(self._kept, pa.bool_()))
-            self.checkpoint.write_query_log(batch_id, table)
+            logged = table.select(list(QUERY_LOG_COLUMNS))
+            if late:  # what every query dropped as late stays out of the log (see _push)
+                taken = [True] * table.num_rows
+                for row in late:
+                    taken[row] = False
+                logged = logged.filter(pa.array(taken, pa.bool_()))
+            self.checkpoint.write_query_log(batch_id, logged)
 
-    def _push(self, table: pa.Table) -> int:
-        """Push the (ordered) elements into the engine; returns how many were not late (``self._kept``
-        says which rows were pushed when some were late, else it is None)."""
-        n = table.num_rows
-        times_column, late_rows = table.column("time"), []
+    def _push(self, table: pa.Table, plain: bool) -> list[int]:
+        """Push the (ordered) elements into the engine, a run of one stream at a time in chunks of
+        :data:`CHUNK` rows; returns the rows that every query reading their stream found late.
+
+        Only what the engine took is logged for a restart: replayed into a fresh engine, those
+        elements are all taken again (an engine that saw fewer elements has closed no later instant),
+        whereas a late element replayed after logs of old micro-batches were deleted could find the
+        query's first instant not yet closed and join a window it never joined."""
+        times_column, late = table.column("time"), []
         for first, stop, index in _stream_runs(table.column("stream")):
             counter, stream = self.counters[index], self.streams[index]
             for start in range(first, stop, CHUNK):
                 size = min(CHUNK, stop - start)
                 times = times_column.slice(start, size).to_pylist()
-                newest = self.newest[index]
-                skip = 0
-                if newest is not None and times[0] < newest:  # in order: only a prefix can be late
-                    skip = bisect_left(times, newest)
-                    late_rows.append((start, start + skip))
-                    for time, group in groupby(times[:skip]):
-                        self._late(index, time, newest, sum(1 for _ in group))
-                    if skip == size:
-                        continue
-                    times = times[skip:]
-                columns = (table.column(name).slice(start + skip, size - skip).to_pylist() for name in "spo")
-                counter.instants += pc.count_distinct(times_column.slice(start + skip, size - skip)).as_py()
-                if times[0] == newest:
-                    counter.instants -= 1
-                counter.triples += len(times)
-                self.newest[index] = times[-1]
-                self.engine.push_sorted(times, list(zip(*columns, strict=True)), stream)
-        self._kept = None
-        if late_rows:
-            kept = self._kept = [True] * n
-            for start, stop in late_rows:
-                kept[start:stop] = [False] * (stop - start)
-            return n - sum(stop - start for start, stop in late_rows)
-        return n
+                columns = (table.column(name).slice(start, size).to_pylist() for name in "spo")
+                counter.triples += size
+                counter.instants += pc.count_distinct(times_column.slice(start, size)).as_py()
+                if times[0] == self.last_time[index]:
+                    counter.instants -= 1  # the run of one time goes on from the last chunk
+                self.last_time[index] = times[-1]
+                pushing = self._pushing = _Pushing(index, table, start, times)
+                try:
+                    self.engine.push_sorted(times, list(zip(*columns, strict=True)), stream, plain=plain)
+                except LateElementError as err:
+                    raise self._fail(pushing, err) from None
+                finally:
+                    self._pushing = None
+                late.extend(pushing.late_rows(self._readers(stream)))
+        return late
+
+    def _readers(self, stream: str | None) -> int:
+        """How many of the engine's queries read ``stream`` (each decides lateness on its own)."""
+        queries = getattr(self.engine, "queries", ())
+        if stream is None:
+            return len(queries)
+        iri = stream if stream.startswith("<") else f"<{stream}>"
+        return sum(iri in handle.translation.streams for handle in queries)
+
+    def _engine_late(self, time: int, triple: tuple) -> None:
+        """The engine's :attr:`~rsp.runtime.Engine.on_late`: a pushed element a query found late."""
+        if self._replaying:  # a restart pushes the log again: reported and counted the first time
+            return
+        pushing = self._pushing
+        if pushing is not None:  # (None: an element pushed into the engine by someone else)
+            row = pushing.locate(time)
+            self.counters[pushing.index].late += 1
+            if self.on_late is not None:
+                message = _late_message(time, self._closed(pushing.index, time)) + ", dropped"
+                self.on_late(StreamError(message, self._position(pushing, row)))
+        if self._engine_on_late is not None:
+            self._engine_on_late(time, triple)
+
+    def _fail(self, pushing: _Pushing, error: LateElementError) -> LateElementError:
+        """``late="fail"``: the element the engine refused, counted, with its file, as ``rsp run``
+        names it (the engine stops at the first late element: nothing after it was pushed)."""
+        self.counters[pushing.index].late += 1
+        found = _LATE_ERROR.search(error.message)
+        if found is None:
+            return LateElementError(error.message, Position(self.sources[pushing.index]))
+        time, closed = int(found.group(1)), int(found.group(2))
+        return LateElementError(_late_message(time, closed), self._position(pushing, pushing.first(time)))
+
+    def _closed(self, index: int, time: int) -> int | None:
+        """The last closed instant of a query that found an element at ``time`` on stream ``index`` late."""
+        stream = self.streams[index]
+        iri = None if stream is None else (stream if stream.startswith("<") else f"<{stream}>")
+        for handle in getattr(self.engine, "queries", ()):
+            closed = handle.closed_until
+            if (iri is None or iri in handle.translation.streams) and closed is not None and time < closed:
+                return closed
+        return None
+
+    def _position(self, pushing: _Pushing, row: int) -> Position:
+        """Where a pushed row comes from: its file (the stream's source for a socket)."""
+        file = pushing.table.column("file")[pushing.start + row].as_py()
+        return Position(display_path(file) if file is not None else self.sources[pushing.index])
 
     def replay(self, logs: list) -> None:
         queries = list(getattr(self.engine, "queries", ()))
         muted = [handle._subscribers for handle in queries]
         for handle in queries:
             handle._subscribers = []
+        self._replaying = True
         try:
             for _batch, path in logs:
-                self._push(read_query_log(path))
+                self._push(read_query_log(path), plain=True)  # the log holds elements checked once
         finally:
+            self._replaying = False
             for handle, subscribers in zip(queries, muted, strict=True):
                 handle._subscribers = subscribers
 
     def saved_counters(self) -> dict:
         saved = super().saved_counters()
-        saved["newest"] = list(self.newest)
+        saved["last_time"] = list(self.last_time)
         saved["engine_late"] = self.engine.late
         saved["bnodes"] = [handle._bnodes[0] for handle in getattr(self.engine, "queries", ())]
         return saved
 
     def restore_counters(self, saved: dict) -> None:
         super().restore_counters(saved)
-        self.newest = list(saved["newest"])
+        # (a checkpoint of an earlier rsp has "newest": its feeder pushed each stream in time order)
+        self.last_time = list(saved["last_time"] if "last_time" in saved else saved["newest"])
         self.engine.late = saved["engine_late"]
         for handle, count in zip(getattr(self.engine, "queries", ()), saved["bnodes"], strict=False):
             handle._bnodes[0] = count
@@ -463,19 +527,52 @@ class QueryFeeder(Feeder):
             oldest = needed if oldest is None else min(oldest, needed)
         return oldest
 
-    def _late(self, index: int, time: int, newest: int, count: int) -> None:
-        self.counters[index].late += count
-        message = f"late element at time {time} (stream already at {newest})"
-        source = Position(self.sources[index])
-        if self.late_policy == "fail":
-            raise StreamError(message, source)
-        if self.on_late is not None:
-            for _ in range(count):
-                self.on_late(StreamError(message + ", dropped", source))
-
     def finish(self) -> None:
         """Close the engine, so the last instants are computed and emitted."""
         self.engine.close()
+
+
+_LATE_ERROR = re.compile(r"late element at (\d+): instant (\d+) ")
+"""The time and the closed instant in the engine's :class:`LateElementError` (``late="fail"``)."""
+
+
+def _late_message(time: int, closed: int | None) -> str:
+    """What a late element is told, in ``rsp run``'s words."""
+    return f"late element at time {time} (instant {closed} is already closed)"
+
+
+@dataclasses.dataclass
+class _Pushing:
+    """The chunk of a micro-batch being pushed: its stream, rows ``start…`` of ``table`` and their
+    times, and the rows queries found late (``counts[row]``: how many queries)."""
+
+    index: int
+    table: pa.Table
+    start: int
+    times: list[int]
+    counts: dict[int, int] = dataclasses.field(default_factory=dict)
+    _next: int = 0
+
+    def locate(self, time: int) -> int:
+        """The row of the next late element, at ``time``, reported by the engine.
+
+        A query finds late whole runs of one time, in order (``Engine.push_sorted`` goes through the
+        times in order and decides per time), so the element is the next row of that time; when
+        there is none, the engine went on with the next query, and its late elements start again."""
+        row = bisect_left(self.times, time, self._next)
+        if row == len(self.times) or self.times[row] != time:
+            row = self.first(time)
+        self._next = row + 1
+        self.counts[row] = self.counts.get(row, 0) + 1
+        return row
+
+    def first(self, time: int) -> int:
+        """The first row at ``time``."""
+        return bisect_left(self.times, time)
+
+    def late_rows(self, readers: int) -> list[int]:
+        """The rows (of the table) that ``readers`` queries, all those reading the stream, found late."""
+        return [self.start + row for row, count in self.counts.items() if count >= readers]
 
 
 def in_order(table: pa.Table) -> pa.Table:

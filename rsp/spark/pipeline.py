@@ -80,7 +80,7 @@ def attach(
     s: str = "s",
     p: str = "p",
     o: str = "o",
-    late: str = "drop",
+    late: str | None = None,
     reject: str | None = None,
     report: bool = True,
     available_now: bool = False,
@@ -95,12 +95,18 @@ def attach(
     ``time_column``: milliseconds (integer) or a timestamp. It may be :func:`rsp.spark.read_stream`'s
     output, in which case lines Spark could not parse are re-checked by rsp and malformed ones are
     reported on stderr (``report``) and written to ``reject`` (a directory). ``stream_iri`` names the
-    stream when the queries read several. Call ``engine.close()`` after stopping the query to emit
+    stream when the queries read several. The engine decides which elements are late, as for
+    ``Engine.push`` (see :class:`rsp.spark.QueryFeeder`); ``late`` (``"drop"`` or ``"fail"``), if
+    given, sets the engine's late policy. Call ``engine.close()`` after stopping the query to emit
     the last instants.
 
     >>> # query = engine.register(text); q = attach(query, spark.readStream.…); q.stop(); engine.close()
     """
     engine = getattr(target, "engine", target)
+    if late is not None:
+        if late not in ("drop", "fail"):
+            raise ValueError(f"late={late!r}: the late policy is 'drop' or 'fail'")
+        engine.late_policy = late
     columns = [F.col(s).alias("s"), F.col(p).alias("p"), F.col(o).alias("o")]
     time = F.col(time_column)
     if isinstance(frame.schema[time_column].dataType, TimestampType):
@@ -108,7 +114,7 @@ def attach(
     columns.append(time.cast("long").alias("time"))
     columns.extend(F.col(c) for c in COLUMNS[4:] if c in frame.columns and c != "time")
     rejects = Rejects(reject, print_error if report else None)
-    feeder = QueryFeeder(engine, [stream_iri], [stream_iri or "<stream>"], rejects=rejects, late=late)
+    feeder = QueryFeeder(engine, [stream_iri], [stream_iri or "<stream>"], rejects=rejects)
     query = start(
         feeder,
         frame.select(*columns),

@@ -48,4 +48,17 @@ class StreamError(RspError):
 
 
 class LateElementError(StreamError):
-    """An element older than the last instant a query closed, under the fail policy (``late="fail"``)."""
+    """An element older than the last instant a query closed, under the fail policy (``late="fail"``):
+    ``time`` is the element's time and ``instant`` the closed instant (ms), when known."""
+
+    def __init__(
+        self,
+        message: str,
+        position: Position | None = None,
+        *,
+        time: int | None = None,
+        instant: int | None = None,
+    ) -> None:
+        super().__init__(message, position)
+        self.time = time
+        self.instant = instant

@@ -659,7 +659,9 @@ class Engine:
         self.late += len(triples)
         if self.late_policy == "fail":
             raise LateElementError(
-                f"late element at {times[0]}: instant {handle.closed_until} is already closed"
+                f"late element at {times[0]}: instant {handle.closed_until} is already closed",
+                time=times[0],
+                instant=handle.closed_until,
             )
         if self.on_late is not None:
             for time, triple in zip(times, triples, strict=True):

@@ -466,11 +466,15 @@ class QueryFeeder(Feeder):
         """``late="fail"``: the element the engine refused, counted, with its file, as ``rsp run``
         names it (the engine stops at the first late element: nothing after it was pushed)."""
         self.counters[pushing.index].late += 1
-        found = _LATE_ERROR.search(error.message)
-        if found is None:
+        if error.time is None or error.instant is None:
             return LateElementError(error.message, Position(self.sources[pushing.index]))
-        time, closed = int(found.group(1)), int(found.group(2))
-        return LateElementError(_late_message(time, closed), self._position(pushing, pushing.first(time)))
+        time, closed = error.time, error.instant
+        return LateElementError(
+            _late_message(time, closed),
+            self._position(pushing, pushing.first(time)),
+            time=time,
+            instant=closed,
+        )
 
     def _closed(self, index: int, time: int) -> int | None:
         """The last closed instant of a query that found an element at ``time`` on stream ``index`` late."""
@@ -530,10 +534,6 @@ class QueryFeeder(Feeder):
     def finish(self) -> None:
         """Close the engine, so the last instants are computed and emitted."""
         self.engine.close()
-
-
-_LATE_ERROR = re.compile(r"late element at (\d+): instant (\d+) ")
-"""The time and the closed instant in the engine's :class:`LateElementError` (``late="fail"``)."""
 
 
 def _late_message(time: int, closed: int | None) -> str:

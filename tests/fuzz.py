@@ -44,7 +44,8 @@ def _collect(pending_root: Path) -> list[Path]:
                 encoding="utf-8",
             )
             saved.append(target)
-            print(f"  disagreement saved: {target.relative_to(ROOT)}\n    {error.splitlines()[-1]}")
+            shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+            print(f"  disagreement saved: {shown}\n    {error.splitlines()[-1]}")
         shutil.rmtree(pending)
     return saved
 

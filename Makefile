@@ -31,6 +31,17 @@ $(W3C): $(STAMP)
 		--wildcards '*/test/data/suites/w3c/sparql11/entailment/*'
 	test -f $(W3C)/manifest.ttl
 
+# The W3C SPARQL 1.1 query-evaluation tests (the query-language manifests of the same distribution).
+W3C_QUERY := $(VENV)/w3c/sparql11
+W3C_QUERY_DIRS := aggregates bind bindings construct exists functions grouping json-res negation \
+	project-expression property-path subquery
+
+$(W3C_QUERY): $(W3C)
+	rm -rf $(W3C_QUERY) && mkdir -p $(W3C_QUERY)
+	tar -xzf $(VENV)/w3c/rdflib-*.tar.gz -C $(W3C_QUERY) --strip-components=6 \
+		$(foreach d,$(W3C_QUERY_DIRS),--wildcards '*/test/data/suites/w3c/sparql11/$(d)/*')
+	test -f $(W3C_QUERY)/property-path/manifest.ttl
+
 # Spark (rsp spark and its tests) needs Java 17: say how to get it, or install it when run as root.
 java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -41,13 +52,13 @@ java:
 			echo "Spark needs Java 17: install it, e.g. sudo apt-get install openjdk-17-jre-headless"; exit 1; \
 		fi; }
 
-test: $(STAMP) $(W3C) java
+test: $(STAMP) $(W3C) $(W3C_QUERY) java
 	$(BIN)/python -m pytest -q
 
 # The edit-test loop: the suite without the tests marked spark (no Spark session, no Java), under 3 minutes
 # on 2 cores. make test runs them too, and is what CI runs.
 .PHONY: test-fast
-test-fast: $(STAMP) $(W3C)
+test-fast: $(STAMP) $(W3C) $(W3C_QUERY)
 	$(BIN)/python -m pytest -q -m "not spark"
 
 # Generated differential tests with fresh random cases until MINUTES are up; every disagreement is saved,

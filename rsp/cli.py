@@ -273,6 +273,7 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     engine = Engine(entailment=args.entailment, late=args.late, explain=explain)
     for ontology in args.ontology:
         _load_ontology(engine, ontology)
+    _give_graphs(engine, getattr(args, "graph", []))
     query = engine.register(_read_query(path), path)
     source = "SOURCE" if getattr(args, "command", "run") == "spark" else "FILE"
     pairs = _stream_arguments(args.stream, query.query, source)
@@ -296,6 +297,68 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     else:
         query.subscribe(writer.write)
     return engine, query, writer, pairs
+
+
+def _give_graphs(engine, values: list[str]) -> None:
+    """``--graph IRI=FILE``: the local file of a FROM / FROM NAMED graph."""
+    for value in values:
+        iri, sep, path = value.rpartition("=")
+        if not sep or not iri:
+            raise RspError(
+                f"--graph {value}: write --graph IRI=FILE, e.g. --graph http://ex.org/rooms=rooms.ttl "
+                "(the IRI as the query's FROM or FROM NAMED writes it)"
+            )
+        if not os.path.isfile(path):
+            raise RspError(f"--graph {value}: no such file {path}")
+        engine.add_graph(iri, path)
+
+
+def open_queries(args: argparse.Namespace, paths: list[str], out: TextIO):
+    """``rsp run`` with one or more query files (each may hold several REGISTER statements): the engine,
+    the registered queries, a results writer per query (all writing to ``out``), and [(stream IRI,
+    file)] for the streams they read."""
+    from types import SimpleNamespace
+
+    from rsp.io.results import make_writer
+    from rsp.runtime import Engine
+
+    engine = Engine(entailment=args.entailment, late=args.late, explain=args.explain)
+    for ontology in args.ontology:
+        _load_ontology(engine, ontology)
+    _give_graphs(engine, args.graph)
+    handles = [handle for path in paths for handle in engine.register_all(_read_query(path), path)]
+    if len(handles) > 1 and args.format in ("csv", "tsv"):
+        names = ", ".join(h.name for h in handles)
+        raise RspError(
+            f"--format {args.format} writes one table, but {len(handles)} queries are registered ({names}): "
+            "use --format jsonl or text (each record names its query), or run them one at a time"
+        )
+    windows = [w for handle in handles for w in handle.query.windows]
+    pairs = _stream_arguments(args.stream, SimpleNamespace(windows=windows, file=paths[0]))
+    prefixes = None
+    if args.format == "text":
+        prefixes = {}
+        for ontology in args.ontology:
+            prefixes.update(_declared_prefixes(ontology))
+        for handle in handles:
+            prefixes.update(handle.query.prefixes)
+    writers = []
+    for handle in handles:
+        writer = make_writer(
+            args.format, out, variables=handle.variables, query_name=handle.name, prefixes=prefixes
+        )
+        handle.keep = False
+        if args.explain:
+
+            def write(result, handle=handle, writer=writer) -> None:
+                result.explanations = handle.explain_result(result)
+                writer.write(result)
+
+            handle.subscribe(write)
+        else:
+            handle.subscribe(writer.write)
+        writers.append(writer)
+    return engine, handles, writers, pairs
 
 
 _AT_LINE = re.compile(r"\bline (\d+)\b|:(\d+):\d+: ")
@@ -353,7 +416,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
-    engine, query, writer, pairs = open_query(args, args.query, out)
+    engine, handles, writers, pairs = open_queries(args, args.query, out)
+    query = handles[0]
     for _iri, path in pairs:
         if not os.path.isfile(path):
             raise StreamError("no such stream file (check the path given to --stream)", Position(path))
@@ -371,11 +435,15 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     # the batch being pushed, so that the engine's late elements are reported with their file and line
     pushing: list = [0, [], 0]  # [stream order, line numbers, late elements of this batch reported]
 
+    def closed() -> int | None:
+        instants = [h.closed_until for h in handles if h.closed_until is not None]
+        return max(instants) if instants else None
+
     def late(time_: int, _triple) -> None:
         order, lines, seen = pushing
         pushing[2] += 1
         counters[order].late += 1
-        message = _late_message(time_, query.closed_until) + ", dropped"
+        message = _late_message(time_, closed()) + ", dropped"
         report(StreamError(message, Position(pairs[order][1], lines[seen])))
 
     engine.on_late = late
@@ -406,10 +474,11 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             except LateElementError:  # --late fail; every instant closed before is written already
                 counters[order].late += 1
                 position = Position(pairs[order][1], lines[0])
-                raise LateElementError(_late_message(time_, query.closed_until), position) from None
+                raise LateElementError(_late_message(time_, closed()), position) from None
         engine.close()
         progress.close(query.closed_until, elements)
-        writer.close()
+        for writer in writers:
+            writer.close()
     finally:
         if rejects is not None:
             rejects.close()
@@ -433,6 +502,7 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     engine = Engine(entailment=args.entailment)
     for ontology in args.ontology:
         _load_ontology(engine, ontology)
+    _give_graphs(engine, args.graph)
     query = engine.register(_read_query(args.query), args.query)
     tr = query.translation
     out.write(f"% query {query.name}: time points are slots of {tr.slot} ms, evaluated every {tr.step} ms\n")
@@ -518,7 +588,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=RUN_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("query", help="the query (.rq)")
+    run.add_argument(
+        "query",
+        nargs="+",
+        help="the query files (.rq); a file may hold several REGISTER statements, each query has its own "
+        "results (the query field or the text header names it)",
+    )
     run.add_argument(
         "--stream",
         action="append",
@@ -544,6 +619,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text"),
         default="jsonl",
         help="output format (default: jsonl, one record per instant)",
+    )
+    run.add_argument(
+        "--graph",
+        action="append",
+        default=[],
+        metavar="IRI=FILE",
+        help="the local file of a graph the query names with FROM <IRI> or FROM NAMED <IRI> (rsp never "
+        "fetches IRIs); repeatable",
     )
     run.add_argument("--output", "-o", help="write results to this file instead of stdout")
     run.add_argument("--reject", metavar="FILE", help="keep the malformed lines of the stream here")
@@ -573,6 +656,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("query", help="the query (.rq)")
     explain.add_argument("--ontology", action="append", default=[], metavar="FILE")
     explain.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    explain.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
+                         help="the local file of a FROM / FROM NAMED graph; repeatable")
     explain.add_argument("--output", "-o", help="write to this file instead of stdout")
     explain.set_defaults(handler=_cmd_explain)
 

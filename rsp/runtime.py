@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import islice, repeat
 from numbers import Integral
 from operator import itemgetter, le
+import re
 from pathlib import Path
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
@@ -169,9 +170,22 @@ def _written(term, at: str, role: str) -> str:
     raise StreamError(f"{at}: the {role} {term!r} is not an RDF term (expected {_EXPECTED[role]})")
 
 
-def _resolve_graph(iri: str, query_file: str) -> Path:
-    """FROM <g> names a local file: a file: IRI, an absolute path, or a path relative to the query."""
+_REMOTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _resolve_graph(iri: str, query_file: str, given: dict[str, str], clause: str = "FROM") -> Path:
+    """The file of a FROM <g> / FROM NAMED <g> graph: the one given for the IRI (``--graph IRI=FILE``,
+    :meth:`Engine.add_graph`), else a file: IRI, an absolute path or a path relative to the query. A
+    remote IRI (``http://…``) without a file given is refused: rsp never fetches IRIs."""
     text = iri[1:-1] if iri.startswith("<") else iri
+    if text in given:
+        return Path(given[text])
+    if _REMOTE.match(text) and not text.startswith("file://"):
+        raise RspError(
+            f"{clause} <{text}>: rsp never fetches IRIs; give the graph as a local file with "
+            f"--graph {text}=FILE (Python: engine.add_graph(\"{text}\", path))",
+            Position(query_file),
+        )
     if text.startswith("file://"):
         text = text[len("file://") :]
     path = Path(text)
@@ -487,6 +501,13 @@ class Engine:
         self.scopes = Scopes()
         """The blank-node scope of every source (:mod:`rsp.io.bnodes`)."""
         self._graphs = 0
+        self.graph_files: dict[str, str] = {}
+        """IRI (without brackets) -> local file of a FROM / FROM NAMED graph (:meth:`add_graph`)"""
+
+    def add_graph(self, iri: str, path: str | Path) -> None:
+        """Give the graph a query names with ``FROM <iri>`` or ``FROM NAMED <iri>`` as a local file (rsp
+        never fetches IRIs); use it before registering the query."""
+        self.graph_files[iri[1:-1] if iri.startswith("<") else iri] = str(path)
 
     def load_ontology(self, path: str | Path) -> int:
         """Load an ontology or static graph (Turtle, RDF/XML, N-Triples, JSON-LD); returns its size.
@@ -503,27 +524,54 @@ class Engine:
         self._graphs += 1
         return self.scopes.relabel(triples, f"graph {self._graphs} {path}")
 
-    def register(self, text: str, file: str = "<query>") -> QueryHandle:
-        """Parse, check and compile a query; its results flow from the next pushed element on."""
-        from rsp.background import Regime, background_program
+    def register(self, text: str, file: str = "<query>", name: str | None = None) -> QueryHandle:
+        """Parse, check and compile a query; its results flow from the next pushed element on.
+
+        ``name`` names a query written without REGISTER (a bare SELECT, CONSTRUCT or ASK); by default it
+        is the file's name without its extension. A text with several queries: :meth:`register_all`."""
+        from rsp.query.parser import parse_query
+
+        return self._register(parse_query(text, file, name), file)
+
+    def register_all(self, text: str, file: str = "<query>", name: str | None = None) -> list[QueryHandle]:
+        """Register every query of ``text`` (several REGISTER statements, or one bare query); each has its
+        own results, told apart by their ``query`` field."""
+        from rsp.query.parser import parse_queries
+
+        queries = parse_queries(text, file, name)
+        taken = {handle.name for handle in self.queries}
+        for query in queries:
+            if query.name in taken:
+                raise RspError(f"a query called {query.name} is registered already", query.pos or Position(file))
+        return [self._register(query, file) for query in queries]
+
+    def _load_graph(self, iri: str, file: str, clause: str) -> list[Triple]:
         from rsp.background import load_ontology as load_graph
+
+        path = _resolve_graph(iri, file, self.graph_files, clause)
+        if not path.exists():
+            given = iri[1:-1] in self.graph_files
+            where = f"--graph {iri[1:-1]}={path}" if given else f"no such local file {path}"
+            raise RspError(
+                f"{clause} {iri}: {where} does not exist (rsp never fetches IRIs; give the graph with "
+                f"--graph {iri[1:-1]}=FILE)",
+                Position(file),
+            )
+        return self._static_graph(load_graph(path), path)
+
+    def _register(self, query: ast.Query, file: str) -> QueryHandle:
+        from rsp.background import Regime, background_program
         from rsp.engine import Engine as LarsEngine
         from rsp.query.expr import compile_filter
-        from rsp.query.parser import parse_query
         from rsp.query.reflexive import observes_reflexive, static_reflexive, stream_rules
         from rsp.query.text import expr_text
         from rsp.query.translate import slot_rule, translate
 
-        query = parse_query(text, file)
         translation = translate(query, compile_filter, expr_text)
         static = list(self.static)
         for graph in query.graphs:
-            path = _resolve_graph(graph, file)
-            if not path.exists():
-                raise RspError(
-                    f"FROM {graph}: no such local file {path} (rsp never fetches IRIs)", Position(file)
-                )
-            static.extend(self._static_graph(load_graph(path), path))
+            static.extend(self._load_graph(graph, file, "FROM"))
+        named = {iri: self._load_graph(iri, file, "FROM NAMED") for iri in query.named_graphs}
         regime = Regime(self.entailment)
         background = background_program(regime, static, pred="g")
         rules = list(translation.rules)
@@ -534,6 +582,12 @@ class Engine:
         if regime is Regime.RDFS and observes_reflexive(query):
             closure |= static_reflexive(closure)
             background_rules.extend(stream_rules("g"))
+        for iri, pred in translation.named_graphs.items():  # static: their closure is computed once
+            graph_preds.discard(pred)
+            named_closure = set(background_program(regime, static + named[iri], pred="g").closure)
+            if regime is Regime.RDFS and observes_reflexive(query):
+                named_closure |= static_reflexive(named_closure)
+            facts.extend(Rule(Head(Atom(pred, triple))) for triple in named_closure)
         for pred in sorted(graph_preds):
             rules.extend(_rename(r, {"g": pred}) for r in background_rules)
             facts.extend(Rule(Head(Atom(pred, triple))) for triple in closure)

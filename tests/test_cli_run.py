@@ -72,8 +72,8 @@ def query_file(tmp_path: Path, text: str) -> Path:
             ":4:12: undeclared prefix 'foo:'",
         ),
         (
-            "REGISTER QUERY Q AS\nSELECT ?z\nFROM STREAM <http://s> [RANGE 1s STEP 1s]\nWHERE { ?x <http://p> ?y }",
-            ":2:8: ",
+            "REGISTER QUERY Q AS\nSELECT (?y AS ?x)\nFROM STREAM <http://s> [RANGE 1s STEP 1s]\nWHERE { ?x <http://p> ?y }",
+            ":2:15: ",
         ),
         ("REGISTER QUERY Q AS\nSELECT ?x\nWHERE { ?x <http://p> ?y }", ": "),
         (

@@ -247,7 +247,14 @@ class Rule:
     def __str__(self) -> str:
         if not self.body:
             return f"{self.head}."
+        if self.is_constraint:
+            return f":- {', '.join(str(b) for b in self.body[:-1])}."
         return f"{self.head} :- {', '.join(str(b) for b in self.body)}."
+
+    @property
+    def is_constraint(self) -> bool:
+        """``:- body.``, kept as ``#false :- body, not #false.`` (see :func:`constraint_rule`)."""
+        return self.head.atom.pred == CONSTRAINT_PRED
 
     @property
     def is_fact(self) -> bool:
@@ -264,6 +271,18 @@ class Rule:
 
     def guards(self) -> list[Guard]:
         return [b for b in self.body if isinstance(b, Guard)]
+
+
+CONSTRAINT_PRED = "#false"
+"""The head of a constraint: a name no ``.lars`` text can write."""
+
+
+def constraint_rule(body: tuple[Literal, ...], origin: Origin) -> Rule:
+    """The constraint ``:- body.`` as the odd loop ``#false :- body, not #false.``: no answer stream makes
+    ``body`` true (the usual ASP reading). Stratification refuses it like any odd loop; the answer-set
+    modes (:mod:`rsp.asp`) accept it."""
+    false = Atom(CONSTRAINT_PRED)
+    return Rule(Head(false), (*body, ExtAtom(false, negated=True)), origin)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from rsp.lars.model import (
     Rule,
     Var,
     Window,
+    constraint_rule,
 )
 
 _TOKEN_NAMES = {
@@ -179,6 +180,12 @@ class _ToModel(Transformer):
         head, _, body = children
         pos = Position(self.source, meta.line, meta.column)
         return Rule(head, body or (), Origin(pos))
+
+    @v_args(meta=True)
+    def constraint(self, meta, children):
+        _, body = children
+        pos = Position(self.source, meta.line, meta.column)
+        return constraint_rule(body, Origin(pos))
 
     def start(self, children):
         return [c for c in children if c is not None]

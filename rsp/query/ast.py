@@ -176,7 +176,10 @@ class WindowOp(enum.Enum):
 
 @dataclass(frozen=True)
 class WindowBlock:
-    """``WINDOW w { P }``, ``WINDOW w BOX { P }``, ``WINDOW w AT ?t { P }``."""
+    """``WINDOW w { P }``, ``WINDOW w BOX { P }``, ``WINDOW w AT ?t { P }``; also what the dialects'
+    ``STREAM <s> [RANGE …] { P }`` (CQELS) and ``GRAPH <g> { P }`` (a named window or a ``FROM NAMED``
+    static graph) become. ``WINDOW ?w`` and ``GRAPH ?g`` become a :class:`Union` over the names, each
+    alternative the block joined with ``VALUES ?w { <name> }``."""
 
     window: str
     op: WindowOp
@@ -285,7 +288,8 @@ class Query:
     ``register`` is ``"QUERY"`` or ``"STREAM"`` (``REGISTER STREAM`` turns CONSTRUCT results into a
     stream); ``compute_every`` is ``COMPUTE EVERY`` in ms (None when absent); ``graphs`` are the
     ``FROM <g>`` static graphs (IRIs as written, resolved against BASE); ``windows`` every
-    ``FROM STREAM`` and ``FROM NAMED WINDOW`` in order; ``source`` the query text (for messages).
+    ``FROM STREAM`` and ``FROM NAMED WINDOW`` in order (then the windows of CQELS ``STREAM <s> […]``
+    blocks, named after their stream); ``source`` the query text (for messages).
     """
 
     name: str
@@ -295,6 +299,10 @@ class Query:
     compute_every: int | None = None
     graphs: tuple[str, ...] = ()
     windows: tuple[StreamWindow, ...] = ()
+    named_graphs: tuple[str, ...] = ()
+    """``FROM NAMED <g>`` static named graphs, read with ``GRAPH <g> { … }`` (a :class:`WindowBlock`)"""
+    warnings: tuple[str, ...] = ()
+    """what the parser noticed about dialect constructs (the validator adds its own)"""
     prefixes: tuple[tuple[str, str], ...] = ()
     base: str | None = None
     file: str = "<query>"

@@ -43,10 +43,11 @@ parses.
 from __future__ import annotations
 
 import re
+import math
 from copy import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, reduce
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -107,6 +108,7 @@ def parse_duration(text: str) -> int:
     >>> parse_duration("10s"), parse_duration("500ms"), parse_duration("PT1M30S"), parse_duration("PT0.5S")
     (10000, 500, 90000, 500)
     """
+    text = re.sub(r"\s+", "", text)  # Jasper writes "5 s"
     if text[:1] in "Pp":
         match = _ISO_DURATION.fullmatch(text)
         if match is None or not any(match.groups()) or text.upper().endswith("T"):
@@ -208,6 +210,16 @@ class _Splice:
 class _Dataset:
     graph: str | None = None
     window: StreamWindow | None = None
+    named_graph: str | None = None
+
+
+@dataclass(frozen=True)
+class _GraphRef:
+    """``GRAPH <g> { … }`` or ``GRAPH ?g { … }`` until the dataset is known (see :func:`_resolve_form`)."""
+
+    target: str | Var
+    group: Group
+    pos: Position | None
 
 
 _JOIN_ONLY = (BGP, SubSelect, Values, WindowBlock)
@@ -216,9 +228,12 @@ _JOIN_ONLY = (BGP, SubSelect, Values, WindowBlock)
 class _ToAst(Transformer):
     """Builds AST objects from the parse tree; it resolves prefixes and BASE and names blank nodes."""
 
-    def __init__(self, file: str, labels: set[str]) -> None:
+    def __init__(self, file: str, labels: set[str], name: str | None = None) -> None:
         super().__init__()
         self.file = file
+        self.name = name
+        self.inline_windows: list[StreamWindow] = []
+        """the windows of the CQELS STREAM blocks of the query being built"""
         self.prefixes: dict[str, str] = {}
         self.base: str | None = None
         self.taken = {f"_{label}" for label in labels}
@@ -442,9 +457,28 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def window_block(self, meta, children):
-        window, op, group = children
+        window, op, group = children  # window: an IRI, or a Var that _resolve_form expands
         op, time_var = op if op is not None else (WindowOp.DIAMOND, None)
         return WindowBlock(window, op, group, time_var, self._pos(meta))
+
+    @v_args(meta=True)
+    def stream_block(self, meta, children):
+        """CQELS ``STREAM <s> [RANGE …] { P }``: a named window of its own (named after the stream, or
+        ``<s>#2``… when the stream has several windows) read by a ◇ window block."""
+        stream, (range_, step, triples), group = children
+        pos = self._pos(meta)
+        same = [w for w in self.inline_windows if w.stream == stream]
+        for window in same:
+            if (window.range, window.step, window.triples) == (range_, step, triples):
+                return WindowBlock(window.name, WindowOp.DIAMOND, group, None, pos)
+        name = stream if not same else f"{stream[:-1]}#{len(same) + 1}>"
+        self.inline_windows.append(StreamWindow(stream, range_, step, triples, name, pos))
+        return WindowBlock(name, WindowOp.DIAMOND, group, None, pos)
+
+    @v_args(meta=True)
+    def graph_block(self, meta, children):
+        target, group = children
+        return _GraphRef(target, group, self._pos(meta))
 
     # expressions --------------------------------------------------------------------------------------
     def binary(self, children):
@@ -599,6 +633,25 @@ class _ToAst(Transformer):
     def from_graph(self, children):
         return _Dataset(graph=children[0])
 
+    def from_named_graph(self, children):
+        return _Dataset(named_graph=children[0])
+
+    @v_args(meta=True)
+    def from_named_stream(self, meta, children):
+        """C-SPARQL ``FROM NAMED STREAM <s> [w]``: the named window ``<s>`` over the stream ``<s>``."""
+        stream, (range_, step, triples) = children
+        return _Dataset(window=StreamWindow(stream, range_, step, triples, stream, self._pos(meta)))
+
+    @v_args(meta=True)
+    def from_named_window_jasper(self, meta, children):
+        name, (range_, step, triples), stream = children
+        return _Dataset(window=StreamWindow(stream, range_, step, triples, name, self._pos(meta)))
+
+    @v_args(meta=True)
+    def from_window(self, meta, children):
+        (range_, step, triples), stream = children
+        return _Dataset(window=StreamWindow(stream, range_, step, triples, None, self._pos(meta)))
+
     @v_args(meta=True)
     def from_stream(self, meta, children):
         stream, (range_, step, triples) = children
@@ -612,6 +665,14 @@ class _ToAst(Transformer):
     def sliding_window(self, children):
         return self._duration(children[0]), self._duration(children[1]), None
 
+    def range_window(self, children):
+        """CQELS ``[RANGE d]``: no slide of its own (resolved by :func:`_resolve_steps`)."""
+        return self._duration(children[0]), None, None
+
+    def now_window(self, children):
+        """CQELS ``[NOW]``: the elements since the last instant (resolved by :func:`_resolve_steps`)."""
+        return None, None, None
+
     def tumbling_window(self, children):
         width = self._duration(children[0])
         return width, width, None
@@ -623,10 +684,19 @@ class _ToAst(Transformer):
         return None, None, count
 
     # the whole query -----------------------------------------------------------------------------------
-    def start(self, children):
-        register = next(c for c in children if isinstance(c, _Register))
+    @v_args(meta=True)
+    def unit(self, meta, children):
+        register = next((c for c in children if isinstance(c, _Register)), None)
         form, dataset = children[-1]
+        if register is None:  # a bare query form (CQELS, RSP-QL and rsp-services clients register it by API)
+            register = _Register(self.name or _name_of(self.file), None, OutputPolicy.RSTREAM, None, self._pos(meta))
         kind = register.kind or ("STREAM" if isinstance(form, Construct) else "QUERY")
+        windows = tuple(d.window for d in dataset if d.window is not None) + tuple(self.inline_windows)
+        self.inline_windows = []
+        windows = _resolve_steps(windows, register.compute_every)
+        named_graphs = tuple(d.named_graph for d in dataset if d.named_graph is not None)
+        names = {w.name for w in windows if w.name is not None}
+        form = _resolve_form(form, names, named_graphs, self.file)
         return Query(
             name=register.name,
             form=form,
@@ -634,12 +704,114 @@ class _ToAst(Transformer):
             policy=register.policy,
             compute_every=register.compute_every,
             graphs=tuple(d.graph for d in dataset if d.graph is not None),
-            windows=tuple(d.window for d in dataset if d.window is not None),
+            windows=windows,
+            named_graphs=named_graphs,
             prefixes=tuple(self.prefixes.items()),
             base=self.base,
             file=self.file,
             pos=register.pos,
         )
+
+    def start(self, children):
+        queries = list(children)
+        bare = [i for i, q in enumerate(queries) if q.name == (self.name or _name_of(self.file))]
+        if len(bare) > 1:  # several bare queries in one file: name, name-2, …
+            for n, i in enumerate(bare[1:], start=2):
+                queries[i] = replace(queries[i], name=f"{queries[i].name}-{n}")
+        return queries
+
+
+def _name_of(file: str) -> str:
+    """The name of a query without REGISTER: its file's name without the extension (``Q`` for text)."""
+    if file.startswith("<"):
+        return "Q"
+    return Path(file).stem or "Q"
+
+
+def _resolve_steps(windows: tuple[StreamWindow, ...], every: int | None) -> tuple[StreamWindow, ...]:
+    """Give CQELS ``[RANGE d]`` and ``[NOW]`` windows a step: CQELS evaluates at every arrival, rsp at the
+    query's instants, every COMPUTE EVERY, or the gcd of the other windows' STEPs, or else every second
+    (or the gcd of the range and a second, for ranges that are no whole number of seconds). ``[NOW]``
+    holds the elements since the last instant: ``[RANGE step STEP step]``."""
+    steps = [w.step for w in windows if w.step is not None]
+    base = every or (reduce(math.gcd, steps) if steps else None)
+    out = []
+    for w in windows:
+        if w.step is None and w.triples is None:
+            if w.range is None:  # [NOW]
+                step = base or 1000
+                w = replace(w, range=step, step=step)
+            else:
+                w = replace(w, step=base or math.gcd(w.range, 1000))
+        out.append(w)
+    return tuple(out)
+
+
+def _resolve_form(form, windows: set[str], graphs: tuple[str, ...], file: str):
+    """The query form with GRAPH blocks and WINDOW ?w / GRAPH ?g blocks resolved (see :class:`WindowBlock`)."""
+    where = _resolve_group(form.where, windows, graphs, file)
+    return replace(form, where=where)
+
+
+def _resolve_group(group: Group, windows: set[str], graphs: tuple[str, ...], file: str) -> Group:
+    return Group(tuple(_resolve_element(e, windows, graphs, file) for e in group.elements), group.pos)
+
+
+def _resolve_element(element, windows: set[str], graphs: tuple[str, ...], file: str):
+    def sub(group: Group) -> Group:
+        return _resolve_group(group, windows, graphs, file)
+
+    def at(pos: Position | None) -> Position:
+        return Position(file, pos.line, pos.column) if pos is not None else Position(file)
+
+    match element:
+        case Optional(group=group) | Minus(group=group):
+            return replace(element, group=sub(group))
+        case Union(alternatives=alternatives):
+            return replace(element, alternatives=tuple(sub(a) for a in alternatives))
+        case SubSelect(select=select):
+            return replace(element, select=replace(select, where=sub(select.where)))
+        case WindowBlock(window=Var() as var):
+            if not windows:
+                raise QuerySyntaxError(
+                    f"WINDOW {var} ranges over the named windows, but the query declares none (declare one "
+                    "with FROM NAMED WINDOW <w> ON <stream> [RANGE … STEP …])",
+                    at(element.pos),
+                )
+            return _ranging(var, sorted(windows), lambda name: replace(element, window=name, group=sub(element.group)), element.pos)
+        case WindowBlock():
+            return replace(element, group=sub(element.group))
+        case _GraphRef(target=Var() as var):
+            names = sorted(set(graphs) | windows)
+            if not names:
+                raise QuerySyntaxError(
+                    f"GRAPH {var} ranges over the named graphs, but the query declares none (declare them "
+                    "with FROM NAMED <g>, FROM NAMED STREAM <s> […] or FROM NAMED WINDOW <w> ON <s> […])",
+                    at(element.pos),
+                )
+            inner = sub(element.group)
+            return _ranging(var, names, lambda name: WindowBlock(name, WindowOp.DIAMOND, inner, None, element.pos), element.pos)
+        case _GraphRef(target=name):
+            if name not in windows and name not in graphs:
+                declared = ", ".join(sorted(set(graphs) | windows)) or "none"
+                raise QuerySyntaxError(
+                    f"GRAPH {name} names no graph of the query: declare it with FROM NAMED {name} (a static "
+                    f"graph, given with --graph {name[1:-1]}=FILE) or FROM NAMED WINDOW {name} ON <stream> "
+                    f"[RANGE … STEP …] (declared: {declared})",
+                    at(element.pos),
+                )
+            return WindowBlock(name, WindowOp.DIAMOND, sub(element.group), None, element.pos)
+        case _:
+            return element
+
+
+def _ranging(var: Var, names: list[str], block, pos: Position | None) -> Union:
+    """``WINDOW ?w { P }`` / ``GRAPH ?g { P }``: the union over the names of P read there, joined with
+    ``?w`` bound to the name."""
+    alternatives = tuple(
+        Group((block(name), Values((var,), ((name,),), pos)), pos) for name in names
+    )
+    return Union(alternatives, pos)
 
 
 # -- errors ---------------------------------------------------------------------------------------------
@@ -757,8 +929,10 @@ def _parser() -> Lark:
     )  # fmt: skip
 
 
-def parse_query_unchecked(text: str, file: str = "<query>") -> Query:
-    """Parse a query without the semantic checks of :mod:`rsp.query.validate` (syntax errors still raise)."""
+def parse_queries_unchecked(text: str, file: str = "<query>", name: str | None = None) -> list[Query]:
+    """Every query of ``text`` (one, or several REGISTER statements) without the checks of
+    :mod:`rsp.query.validate` (syntax errors still raise). ``name`` names a query written without REGISTER
+    (default: the file's name without its extension)."""
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as err:
@@ -767,22 +941,63 @@ def parse_query_unchecked(text: str, file: str = "<query>") -> Query:
         str(t)[2:] for t in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "BLANK_NODE_LABEL")
     }
     try:
-        return _ToAst(file, labels).transform(tree)
+        return _ToAst(file, labels, name).transform(tree)
     except VisitError as err:
         if isinstance(err.orig_exc, RspError):
             raise err.orig_exc from None
         raise
 
 
-def parse_and_validate(text: str, file: str = "<query>") -> tuple[Query, list[str]]:
-    """Parse and check a query; returns it with the validator's warnings (errors raise)."""
+def parse_query_unchecked(text: str, file: str = "<query>", name: str | None = None) -> Query:
+    """Parse a query without the semantic checks of :mod:`rsp.query.validate` (syntax errors still raise)."""
+    return _one(parse_queries_unchecked(text, file, name), file)
+
+
+def _one(queries: list[Query], file: str) -> Query:
+    if len(queries) != 1:
+        names = ", ".join(q.name for q in queries)
+        raise QuerySyntaxError(
+            f"the text holds {len(queries)} queries ({names}); register them with Engine.register_all "
+            "(rsp run takes them all)",
+            Position(file),
+        )
+    return queries[0]
+
+
+def parse_all_and_validate(
+    text: str, file: str = "<query>", name: str | None = None
+) -> list[tuple[Query, list[str]]]:
+    """Parse and check every query of ``text``; each with the validator's warnings (errors raise)."""
     from rsp.query.validate import validate
 
-    query = parse_query_unchecked(text, file)
-    return query, validate(query, text)
+    queries = parse_queries_unchecked(text, file, name)
+    seen: set[str] = set()
+    for query in queries:
+        if query.name in seen:
+            raise QuerySyntaxError(f"two queries are called {query.name}", query.pos or Position(file))
+        seen.add(query.name)
+    return [(query, list(query.warnings) + validate(query, text)) for query in queries]
 
 
-def parse_query(text: str, file: str = "<query>") -> Query:
+def parse_and_validate(text: str, file: str = "<query>", name: str | None = None) -> tuple[Query, list[str]]:
+    """Parse and check a query; returns it with the validator's warnings (errors raise)."""
+    pairs = parse_all_and_validate(text, file, name)
+    _one([q for q, _w in pairs], file)
+    return pairs[0]
+
+
+def parse_queries(text: str, file: str = "<query>", name: str | None = None) -> list[Query]:
+    """Parse and check every query of ``text`` (several REGISTER statements, or one bare query).
+
+    >>> [q.name for q in parse_queries('''SELECT ?s WHERE { STREAM <http://ex.org/s> [RANGE 3s] { ?s ?p ?o } }
+    ...     REGISTER QUERY Second AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s]
+    ...     WHERE { ?s ?p ?o }''', "q1.rq")]
+    ['q1', 'Second']
+    """
+    return [query for query, _warnings in parse_all_and_validate(text, file, name)]
+
+
+def parse_query(text: str, file: str = "<query>", name: str | None = None) -> Query:
     """Parse and check a registered continuous query (warnings are dropped; see :func:`parse_and_validate`).
 
     >>> q = parse_query('''REGISTER QUERY Q AS SELECT ?s
@@ -790,7 +1005,7 @@ def parse_query(text: str, file: str = "<query>") -> Query:
     >>> q.name, q.windows[0].range, q.windows[0].step
     ('Q', 10000, 1000)
     """
-    return parse_and_validate(text, file)[0]
+    return parse_and_validate(text, file, name)[0]
 
 
 def parse_query_file(path: str | Path) -> Query:

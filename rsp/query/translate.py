@@ -10,6 +10,8 @@ Predicates:
 - ``g`` the default graph: every ``FROM STREAM`` window, the static graphs and ontologies, closed
   under the entailment regime (background rules over ``g``); ``w0, w1, …`` the same for each
   ``FROM NAMED WINDOW`` (``WINDOW w { … }`` blocks read it);
+- ``n0, n1, …`` one per ``FROM NAMED <g>`` static graph (``GRAPH <g> { … }`` blocks read it): facts,
+  the closure of the static graphs, the ontologies and g;
 - ``ws0, …`` per-slot graphs for ``WINDOW w BOX``/``AT`` blocks: the elements of one slot placed at their
   slot with ``@T``, closed under the per-slot copies of the background rules;
 - ``b0, b1, …`` one per basic graph pattern: its solutions, every variable of the pattern in the head
@@ -57,7 +59,9 @@ class Translation:
     step: int = 1000
     streams: dict[str, str] = field(default_factory=dict)
     graphs: dict[str | None, str] = field(default_factory=dict)
-    """window name (None: the default graph) -> graph predicate"""
+    """window name (None: the default graph) or FROM NAMED graph IRI -> graph predicate"""
+    named_graphs: dict[str, str] = field(default_factory=dict)
+    """FROM NAMED static graph IRI -> its graph predicate (facts: the closure of static ∪ the graph)"""
     slot_graphs: dict[str, str] = field(default_factory=dict)
     tables: dict[int, PatternTable] = field(default_factory=dict)
     """id(AST node) -> its solution table, for BGP and BOX/AT window blocks"""
@@ -156,6 +160,10 @@ class Translator:
                 out.rules.append(self._window_rule(pred, window))
         if None not in out.graphs:
             out.graphs[None] = "g"  # FROM <g> and ontologies only: the default graph is static
+        for iri in query.named_graphs:
+            if iri in out.graphs:
+                raise _error(query, query.pos, f"{iri} names both a window and a FROM NAMED graph")
+            out.graphs[iri] = out.named_graphs[iri] = f"n{len(out.named_graphs)}"
         self._group(query.form.where, out.graphs[None])
         return out
 

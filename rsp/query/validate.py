@@ -6,13 +6,14 @@ for one that is legal but probably not what its author meant.
 
 Errors: a query without any stream window; a named window declared twice; ``WINDOW w`` naming a window
 that no ``FROM NAMED WINDOW`` declares; ``WINDOW w AT ?t`` where ``?t`` is already bound inside the block;
-a projected variable that the WHERE clause never binds; a non-grouped variable outside an aggregate in
+a non-grouped variable outside an aggregate in
 an aggregate query's SELECT or HAVING; ``SELECT *`` with GROUP BY; ``(expr AS ?v)`` or ``BIND(… AS ?v)``
 re-binding a variable already in scope; an aggregate inside WHERE or inside another aggregate.
 
 Warnings: ``STEP`` larger than ``RANGE`` (elements between windows are never seen); a named window that
 no ``WINDOW`` block reads; a variable in a top-level FILTER that nothing binds; a CONSTRUCT template
-variable the WHERE clause never binds.
+variable the WHERE clause never binds; a projected variable the WHERE clause never binds (it stays unbound,
+as SPARQL says); HAVING reading a SELECT alias (unbound there in SPARQL, bound in Jena-based engines).
 """
 
 from __future__ import annotations
@@ -183,6 +184,7 @@ class _Checker:
         self.source = source
         self.warnings: list[str] = []
         self.named = {w.name: w for w in query.windows if w.name is not None}
+        self.graphs = set(query.named_graphs)
         self.used_windows: set[str] = set()
 
     def error(self, message: str, pos: Position | None) -> QuerySyntaxError:
@@ -249,7 +251,7 @@ class _Checker:
 
     def check_window_block(self, block: WindowBlock) -> None:
         self.used_windows.add(block.window)
-        if block.window not in self.named:
+        if block.window not in self.named and block.window not in self.graphs:
             declared = ", ".join(sorted(self.named)) or "none"
             raise self.error(
                 f"WINDOW {block.window} is not declared (declare it with FROM NAMED WINDOW {block.window} "
@@ -310,9 +312,9 @@ class _Checker:
                         f"(SAMPLE({var}) AS ?…)",
                         self.var_pos(var, select.pos),
                     )
-                if not aggregated and var.name not in scope | defined:
-                    message = f"{var} is projected but the WHERE clause never binds it"
-                    raise self.error(message, self.var_pos(var, select.pos))
+                if not aggregated and var.name not in scope | defined:  # SPARQL: it stays unbound
+                    message = f"{var} is projected but the WHERE clause never binds it: it is always unbound"
+                    self.warn(message, self.var_pos(var, select.pos))
             else:
                 if var.name in scope or var.name in defined:
                     raise self.error(
@@ -324,6 +326,17 @@ class _Checker:
         if aggregated:
             for expr in mods.having:
                 self.check_grouped(expr, grouped | defined, select.pos, "HAVING")
+        aliases = {p.var.name for p in items if p.expr != p.var} - grouped
+        for expr in mods.having:
+            for var in expr_vars(expr, inside_aggregates=False):
+                if var.name in aliases:
+                    self.warn(
+                        f"HAVING uses {var}, the name of a SELECT expression: SPARQL evaluates HAVING before "
+                        f"SELECT, so {var} is unbound there, as in rsp (Jena-based engines such as C-SPARQL read "
+                        f"the alias instead); write the expression itself in HAVING",
+                        self.var_pos(var, select.pos),
+                    )
+                    aliases.discard(var.name)
 
     def check_grouped(self, expr: Expr, allowed: set[str], at: Position | None, clause: str) -> None:
         for var in expr_vars(expr, inside_aggregates=False):

@@ -1,0 +1,118 @@
+"""Mode ``clingo``: the LarsToAsp encoding solved by clingo at every time point, the ground program kept
+across ticks (multi-shot: one ``step`` part grounded per tick, stream atoms and the tick's ``now(t)`` as
+externals), or grounded from scratch every tick (``incremental=False``, the repeated one-shot solving
+Ticker compares against)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import clingo
+
+from rsp.asp.encoding import Encoding, Functions, encode
+from rsp.asp.program import UNBOUNDED, AspProgram
+from rsp.asp.tuples import TupleWindows
+from rsp.lars.model import format_atom
+
+
+def _quiet(_code, _message) -> None:
+    """clingo's info messages (e.g. "no atoms over signature") are not the user's business."""
+
+
+class ClingoReasoner:
+    """Answer streams tick by tick with clingo; ``models`` is how many to find (0: all)."""
+
+    def __init__(self, program: AspProgram, start: int, models: int = 1, incremental: bool = True) -> None:
+        self.program = program
+        self.start = start
+        self.models = models
+        self.incremental = incremental
+        self.encoding: Encoding = encode(program, start)
+        self.tuples = TupleWindows(set(self.encoding.tuple_sizes), start)
+        self.functions = Functions()
+        self.stream: Counter = Counter()  # (atom symbol, time) -> how many elements, while visible
+        self.tuple_members: dict[int, set] = {n: set() for n in self.encoding.tuple_sizes}
+        self.control = self._control() if incremental else None
+
+    def _control(self) -> clingo.Control:
+        control = clingo.Control(["--project=show", "--warn=none"], logger=_quiet)
+        control.configuration.solve.models = self.models  # type: ignore[union-attr]
+        control.add("base", [], self.encoding.base)
+        control.add("base", [], self.encoding.inputs)
+        control.add("base", [], self.encoding.step)
+        control.ground([("base", [])], context=self.functions)
+        return control
+
+    def step(self, t: int, batch: list[tuple[str, tuple]]) -> list[list[str]]:
+        """The models at ``t`` after the stream atoms ``batch`` arrived: sorted lists of atoms."""
+        enc = self.encoding
+        arrived = [(enc.atom_symbol(pred, args), t) for pred, args in batch]
+        changes = self.tuples.update(t, batch)
+        if not self.incremental:
+            return self._one_shot(t, arrived, changes)
+        control = self.control
+        assert control is not None
+        parts = [("input", [a, clingo.Number(s)]) for a, s in arrived if (a, s) not in self.stream]
+        entered, left = [], []
+
+        def member(n: int, pred: str, args: tuple, s: int) -> clingo.Symbol:
+            return clingo.Function("tw", [clingo.Number(n), enc.atom_symbol(pred, args), clingo.Number(s)])
+
+        for n, (into, out, _) in changes.items():
+            entered += [member(n, *element) for element in into]
+            left += [member(n, *element) for element in out]
+        parts += [("twin", list(sym.arguments)) for sym in entered]
+        params = [clingo.Number(t), *(clingo.Number(changes[n][2]) for n in enc.tuple_sizes)]
+        parts.append(("step", params))
+        control.ground(parts, context=self.functions)
+        for atom, s in arrived:
+            self.stream[(atom, s)] += 1
+            control.assign_external(clingo.Function("in", [atom, clingo.Number(s)]), True)
+        for sym in entered:
+            control.assign_external(sym, True)
+        for sym in left:
+            control.release_external(sym)
+        now = clingo.Function("now", [clingo.Number(t)])
+        control.assign_external(now, True)
+        models = self._solve(control)
+        control.release_external(now)  # the tick's rules are off for good; clingo simplifies them away
+        if enc.history != UNBOUNDED:
+            for key in [k for k in self.stream if k[1] < t + 1 - enc.history]:
+                del self.stream[key]
+                control.release_external(clingo.Function("in", [key[0], clingo.Number(key[1])]))
+        return models
+
+    def _one_shot(self, t: int, arrived, changes) -> list[list[str]]:
+        """Repeated one-shot solving: a new control with the window contents as facts, grounded anew."""
+        enc = self.encoding
+        for atom, s in arrived:
+            self.stream[(atom, s)] += 1
+        if enc.history != UNBOUNDED:
+            for key in [k for k in self.stream if k[1] < t - enc.history]:
+                del self.stream[key]
+        control = clingo.Control(["--project=show", "--warn=none"], logger=_quiet)
+        control.configuration.solve.models = self.models  # type: ignore[union-attr]
+        control.add("base", [], enc.base)
+        control.add("base", [], enc.step)
+        facts = [f"in({atom},{s})." for atom, s in self.stream]
+        for n in enc.tuple_sizes:
+            facts += [f"tw({n},{enc.atom_symbol(p, a)},{s})." for p, a, s in self.tuples.members[n]]
+        facts.append(f"now({t}).")
+        control.add("base", [], "\n".join(facts))
+        params = [clingo.Number(t), *(clingo.Number(changes[n][2]) for n in enc.tuple_sizes)]
+        control.ground([("base", []), ("step", params)], context=self.functions)
+        return self._solve(control)
+
+    def _solve(self, control: clingo.Control) -> list[list[str]]:
+        found: set[tuple[str, ...]] = set()
+        decode = self.encoding.decode
+
+        def on_model(model: clingo.Model) -> None:
+            atoms = []
+            for symbol in model.symbols(shown=True):
+                sig, args = decode(symbol)
+                atoms.append(format_atom(sig.name, args))
+            found.add(tuple(sorted(atoms)))
+
+        control.solve(on_model=on_model)
+        return sorted(list(m) for m in found)

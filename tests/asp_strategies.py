@@ -1,0 +1,73 @@
+"""Hypothesis strategies for small non-stratified LARS programs (answer streams): even loops (choices),
+choices through windows, negation of intensional atoms through ◇, □ and @, tuple windows, constraints
+and, for mode clingo, odd loops. Small on purpose: the reference guesses every ground negated atom."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from lars_strategies import _atom, _ext_atom
+
+EXTENSIONAL = (("p", 1), ("q", 0), ("r", 1))
+INTENSIONAL = (("c1", 1), ("c2", 1), ("i1", 0), ("i2", 1))
+MAX_TIME = 6
+
+
+@st.composite
+def _choice(draw: st.DrawFn) -> list[str]:
+    """``c1(X)`` or ``c2(X)`` for every X some window shows: an even loop through negation."""
+    source = draw(st.sampled_from(("[2] <> p(X)", "[#2] <> r(X)", "p(X)", "[3] @T p(X)", "[1] [] r(X)")))
+    second = draw(st.sampled_from(("not c1(X)", "not [1] <> c1(X)", "not c1(X), not i1")))
+    head = "@T c1(X)" if "@T" in source and draw(st.booleans()) else "c1(X)"
+    return [f"{head} :- {source}, not c2(X).", f"c2(X) :- {source}, {second}."]
+
+
+@st.composite
+def _rule(draw: st.DrawFn, allow_odd: bool) -> str:
+    head = draw(st.sampled_from(INTENSIONAL[2:] if not allow_odd else INTENSIONAL))
+    bound: set[str] = set()
+    preds = list(EXTENSIONAL + INTENSIONAL)
+    body = [draw(_ext_atom(preds, bound, False)) for _ in range(draw(st.integers(1, 2)))]
+    negatives = [draw(_ext_atom(preds, bound, True)) for _ in range(draw(st.integers(0, 2)))]
+    if bound and draw(st.integers(0, 3)) == 0:
+        var = sorted(bound)[0]
+        body.append(f"{var} != {draw(st.sampled_from(('a', 'b', '1')))}")
+    args = [draw(st.sampled_from(sorted(bound) + ["a"])) for _ in range(head[1])]
+    return f"{_atom(head[0], args)} :- {', '.join(body + negatives)}."
+
+
+@st.composite
+def programs(draw: st.DrawFn, odd: bool = False) -> str:
+    """A choice, 0-2 further rules (intensional negation allowed), maybe a constraint; with ``odd``,
+    rules may close odd loops (``i1 :- …, not i1``)."""
+    lines = draw(_choice())
+    lines += [draw(_rule(odd)) for _ in range(draw(st.integers(0, 2)))]
+    if draw(st.integers(0, 2)) == 0:
+        lines.append(
+            draw(st.sampled_from((":- c1(a), c1(b).", ":- i1, not [2] <> q.", ":- c2(X), [#1] <> r(X).")))
+        )
+    if odd and draw(st.integers(0, 2)) == 0:
+        lines.append(
+            draw(st.sampled_from(("i1 :- not i1, [1] <> q.", "i2(X) :- c1(X), not i2(X), [2] [] q.")))
+        )
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[str]:
+    """Stream lines: times 0..6, at most two atoms each over {a, b}."""
+    times = sorted(draw(st.lists(st.integers(0, MAX_TIME), min_size=1, max_size=5, unique=True)))
+    lines = []
+    for time in times:
+        count = draw(st.integers(0, 2))
+        if count == 0:
+            lines.append(str(time))
+        for _ in range(count):
+            pred, arity = draw(st.sampled_from(EXTENSIONAL))
+            args = [draw(st.sampled_from(("a", "b"))) for _ in range(arity)]
+            lines.append(f"{time} {_atom(pred, args)}")
+    return lines
+
+
+@st.composite
+def cases(draw: st.DrawFn, odd: bool = False) -> tuple[str, list[str]]:
+    return draw(programs(odd)), draw(streams())

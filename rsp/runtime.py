@@ -16,6 +16,7 @@ results to its subscribers.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from itertools import islice, repeat
 from numbers import Integral
 from operator import itemgetter, le
-import re
 from pathlib import Path
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
@@ -542,7 +542,8 @@ class Engine:
         taken = {handle.name for handle in self.queries}
         for query in queries:
             if query.name in taken:
-                raise RspError(f"a query called {query.name} is registered already", query.pos or Position(file))
+                message = f"a query called {query.name} is registered already"
+                raise RspError(message, query.pos or Position(file))
         return [self._register(query, file) for query in queries]
 
     def _load_graph(self, iri: str, file: str, clause: str) -> list[Triple]:

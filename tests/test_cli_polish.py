@@ -165,7 +165,7 @@ QUERY = "REGISTER QUERY Q AS\nSELECT ?x\nFROM STREAM <http://s> [RANGE 1s STEP 1
         ("?x <http://p> ?y", ":4:", "expected"),
         ("?x <http://p>/<http://q> ?y", ":4:22: ", "property paths are not supported: write the path as"),
         ("SERVICE <http://x> { ?x <http://p> ?y }", ":4:9: ", "load the data with FROM <file> or --ontology"),
-        ("GRAPH ?g { ?x <http://p> ?y }", ":4:9: ", "declare FROM NAMED WINDOW w ON <stream>"),
+        ("GRAPH ?g { ?x <http://p> ?y }", ":4:9: ", "ranges over the named graphs, but the query declares none"),
     ],
 )
 def test_query_errors_say_where_and_what_to_do(

@@ -14,6 +14,10 @@ from rsp.query.translate import translate
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 QUERIES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.rq"))
+NOT_YET = {
+    "csparql/rtgp_HelloWorldCSPARQL_4.rq": "C-SPARQL f:timestamp(?s, ?p, ?o) is not implemented yet",
+    "csparql/engine_Application_2.rq": "[TRIPLES n] windows on two streams are not supported yet",
+}
 
 
 def test_corpus_is_large_enough() -> None:
@@ -28,7 +32,13 @@ def test_readme_names_every_query() -> None:
     assert not missing, f"queries without a source line in tests/data/corpus/README.md: {missing}"
 
 
-@pytest.mark.parametrize("name", QUERIES)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(q, marks=pytest.mark.xfail(reason=NOT_YET[q], strict=True)) if q in NOT_YET else q
+        for q in QUERIES
+    ],
+)
 def test_corpus_query_is_accepted(name: str) -> None:
     path = CORPUS / name
     queries = parse_queries(path.read_text(encoding="utf-8"), str(path))

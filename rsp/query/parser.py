@@ -42,8 +42,8 @@ parses.
 
 from __future__ import annotations
 
-import re
 import math
+import re
 from copy import copy
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -689,7 +689,8 @@ class _ToAst(Transformer):
         register = next((c for c in children if isinstance(c, _Register)), None)
         form, dataset = children[-1]
         if register is None:  # a bare query form (CQELS, RSP-QL and rsp-services clients register it by API)
-            register = _Register(self.name or _name_of(self.file), None, OutputPolicy.RSTREAM, None, self._pos(meta))
+            name = self.name or _name_of(self.file)
+            register = _Register(name, None, OutputPolicy.RSTREAM, None, self._pos(meta))
         kind = register.kind or ("STREAM" if isinstance(form, Construct) else "QUERY")
         windows = tuple(d.window for d in dataset if d.window is not None) + tuple(self.inline_windows)
         self.inline_windows = []
@@ -748,7 +749,7 @@ def _resolve_steps(windows: tuple[StreamWindow, ...], every: int | None) -> tupl
 
 
 def _resolve_form(form, windows: set[str], graphs: tuple[str, ...], file: str):
-    """The query form with GRAPH blocks and WINDOW ?w / GRAPH ?g blocks resolved (see :class:`WindowBlock`)."""
+    """The query form with its GRAPH, WINDOW ?w and GRAPH ?g blocks resolved (see :class:`WindowBlock`)."""
     where = _resolve_group(form.where, windows, graphs, file)
     return replace(form, where=where)
 
@@ -778,7 +779,8 @@ def _resolve_element(element, windows: set[str], graphs: tuple[str, ...], file: 
                     "with FROM NAMED WINDOW <w> ON <stream> [RANGE … STEP …])",
                     at(element.pos),
                 )
-            return _ranging(var, sorted(windows), lambda name: replace(element, window=name, group=sub(element.group)), element.pos)
+            inner, pos = sub(element.group), element.pos
+            return _ranging(var, sorted(windows), lambda w: replace(element, window=w, group=inner), pos)
         case WindowBlock():
             return replace(element, group=sub(element.group))
         case _GraphRef(target=Var() as var):
@@ -790,7 +792,8 @@ def _resolve_element(element, windows: set[str], graphs: tuple[str, ...], file: 
                     at(element.pos),
                 )
             inner = sub(element.group)
-            return _ranging(var, names, lambda name: WindowBlock(name, WindowOp.DIAMOND, inner, None, element.pos), element.pos)
+            pos = element.pos
+            return _ranging(var, names, lambda g: WindowBlock(g, WindowOp.DIAMOND, inner, None, pos), pos)
         case _GraphRef(target=name):
             if name not in windows and name not in graphs:
                 declared = ", ".join(sorted(set(graphs) | windows)) or "none"

@@ -332,8 +332,8 @@ class _Checker:
                 if var.name in aliases:
                     self.warn(
                         f"HAVING uses {var}, the name of a SELECT expression: SPARQL evaluates HAVING before "
-                        f"SELECT, so {var} is unbound there, as in rsp (Jena-based engines such as C-SPARQL read "
-                        f"the alias instead); write the expression itself in HAVING",
+                        f"SELECT, so {var} is unbound there, as in rsp (Jena-based engines such as C-SPARQL "
+                        "read the alias instead); write the expression itself in HAVING",
                         self.var_pos(var, select.pos),
                     )
                     aliases.discard(var.name)

@@ -1,0 +1,128 @@
+"""rsp.mtl: MeTeoR syntax, refusals with positions, normal form, stream facts, the public API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rsp.errors import ProgramError, StreamError
+from rsp.mtl import load, parse, run
+from rsp.mtl.facts import parse_fact, read_facts
+from rsp.mtl.syntax import parse_program
+
+DATA = Path(__file__).parent / "data" / "mtl"
+
+
+def test_benchmark_programs_parse() -> None:
+    for name in ("short_stop.txt", "meteor_recursive.txt", "meteor_nonrecursive.txt"):
+        program = load(DATA / name)
+        assert program.rules
+    assert load(DATA / "short_stop.txt").punctual
+    assert load(DATA / "meteor_recursive.txt").punctual  # [1,1] intervals
+
+
+def test_syntax_error_has_line_and_column() -> None:
+    with pytest.raises(ProgramError) as err:
+        parse_program("A(X):-B(X)\nC(X):-Boxminus[1,2 D(X)", "p.txt")
+    assert err.value.position.line == 2
+    assert err.value.position.column == 20
+    assert str(err.value).startswith("p.txt:2:20: unexpected")
+
+
+def test_bad_interval_is_refused_with_position() -> None:
+    with pytest.raises(ProgramError, match=r"p.txt:1:15: bad interval \[2,1\]"):
+        parse("A(X):-Boxminus[2,1]B(X)", "p.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("A(X):-Diamondplus[0,1]B(X)", "Diamondplus in its body"),
+        ("A(X):-C(X), Boxminus[0,1]Boxplus[1,2]B(X)", "Boxplus in its body"),
+        ("A(X):-B(X)Until[0,1]C(X)", "Until in its body"),
+        ("Boxminus[0,1]A(X):-B(X)", "Boxminus in its head"),
+        ("Diamondminus[0,1]A(X):-B(X)", "Diamondminus in its head"),
+    ],
+)
+def test_not_forward_propagating_is_refused_naming_rule_and_operator(text: str, message: str) -> None:
+    with pytest.raises(ProgramError) as err:
+        parse("P(X):-Q(X)\n" + text, "p.txt")
+    assert message in str(err.value)
+    assert "not forward-propagating" in str(err.value)
+    assert err.value.position.line == 2
+    assert text.split(":-")[0] in str(err.value)
+
+
+def test_unsafe_rules_are_refused() -> None:
+    with pytest.raises(ProgramError, match="head variable"):
+        parse("A(X,Y):-B(X)")
+    with pytest.raises(ProgramError, match="left side of Since"):
+        parse("A(X):-C(X,Y)Since[0,1]B(X)")
+
+
+def test_normal_form_of_nested_operators() -> None:
+    """Prop. 6's normalisation: every operator gets a fresh predicate, inner ones first, shared when equal."""
+    program = parse("A(X):-Boxminus[1,2]Diamondminus[0,1]B(X), C(Y)Since[0,1]Diamondminus[0,1]B(Y), E(X,Y)")
+    assert [str(r) for r in program.rules] == [
+        "_mtl1(X0):-Diamondminus[0,1]B(X0)",
+        "_mtl2(X0):-Boxminus[1,2]_mtl1(X0)",
+        "_mtl3(X0):-C(X0)Since[0,1]_mtl1(X0)",
+        "A(X):-_mtl2(X), _mtl3(Y), E(X,Y)",
+    ]
+    assert program.derived() == {"A"}
+    assert "normalised from Boxminus[1,2]Diamondminus[0,1]B(X)" in str(program.rules[1].origin)
+
+
+def test_fact_lines() -> None:
+    assert parse_fact("P(a,b)@(0.5,inf)")[2] == (pytest.approx(0.5), float("inf"), False, False)
+    assert parse_fact("P@[1,3)") == ("P", (), (1, 3, True, False))
+    assert parse_fact("<http://s> <http://p> <http://o> . # 12") == ("<http://p>", ("<http://s>", "<http://o>"), (12, 12, True, True))
+    for bad in ("P(a)", "P(a)@[3,1]", "P(a)@[x,1]", "<http://s> <http://p> <http://o> .", "P(a)@[-inf,1]"):
+        with pytest.raises(ValueError):
+            parse_fact(bad)
+
+
+def test_read_facts_positions() -> None:
+    errors = []
+    lines = ["P(a)@1\n", "\n", "% comment\n", "oops\n", "P(b)@2\n"]
+    facts = list(read_facts(iter(lines), "s.txt", errors.append))
+    assert [f[:3] for f in facts] == [("P", ("a",), (1, 1, True, True)), ("P", ("b",), (2, 2, True, True))]
+    assert [str(e.position) for e in errors] == ["s.txt:4"]
+    with pytest.raises(StreamError, match="s.txt:4: not a fact"):
+        list(read_facts(iter(lines), "s.txt"))
+
+
+def test_results_leave_as_soon_as_final() -> None:
+    """A point t is final once the stream has passed t; an interval once it has ended before the frontier."""
+    program = parse("A(X):-Diamondminus[0,1]B(X)")
+    produced = []
+    stream = ["B(a)@0", "B(b)@3", "B(c)@10"]
+    for time, facts in run(program, iter(stream), points=[0, 1, 2, 3, 4]):
+        produced.append((time, facts))
+    assert produced == [(0, ["A(a)"]), (1, ["A(a)"]), (2, []), (3, ["A(b)"]), (4, ["A(b)"])]
+    read = 0
+
+    def facts():
+        nonlocal read
+        for f in stream:
+            read += 1
+            yield f
+
+    emitted = {}
+    for time, batch in run(program, facts()):
+        for fact in batch:
+            emitted[fact] = (time, read)
+    # A(a)@[0,1] is final once the stream has passed 1: when B(c)@10 arrives, before the stream ends
+    assert emitted["A(a)@[0,1]"] == (3, 3)
+    assert emitted["A(b)@[3,4]"] == (10, 3)  # B(c) at 10 could not extend it: reported at the end
+    assert emitted["A(c)@[10,10]"] == (10, 3)
+
+
+def test_shortstop_on_s1_slice_matches_hand_count() -> None:
+    """The Hackathon S1 stream's first 20 s (tests/data/mtl/S1-head.txt) through ShortStop."""
+    program = load(DATA / "short_stop.txt")
+    lines = (DATA / "S1-head.txt").read_text().splitlines()
+    stops = sorted(f for _, batch in run(program, lines, outputs=["ShortStop"]) for f in batch)
+    assert stops, "ShortStop derives something on S1's first seconds"
+    assert all(f.startswith("ShortStop(") and f.endswith("]") for f in stops)

@@ -645,6 +645,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=_cmd_run)
 
+    from rsp.mtl.cli import add_parser as add_mtl_parser
+
+    add_mtl_parser(sub)
+
     explain = sub.add_parser(
         "explain",
         help="print the LARS rules a query compiles to",

@@ -92,7 +92,8 @@ class _Model:
         elif isinstance(f, Unary):
             lo, hi, lc, hc = f.rho
             candidates = [
-                s for s in range(max(self.qmin - 2, t - int(min(self.units(hi), 10**9))) & ~1, t + 1, 2)
+                s
+                for s in range(max(self.qmin - 2, t - int(min(self.units(hi), 10**9))) & ~1, t + 1, 2)
                 if _inside(Fraction(t - s), self.units(lo), self.units(hi), lc, hc)
             ]
             if f.op == "Diamondminus":
@@ -141,7 +142,9 @@ class _Model:
                         targets = [
                             self.granule(s)
                             for s in range(q, self.qmax + 1, 2)
-                            if _inside(Fraction(s - q), self.units(rho[0]), self.units(rho[1]), rho[2], rho[3])
+                            if _inside(
+                                Fraction(s - q), self.units(rho[0]), self.units(rho[1]), rho[2], rho[3]
+                            )
                         ]
                     for target in targets:
                         if target not in grans:

@@ -77,7 +77,11 @@ def test_normal_form_of_nested_operators() -> None:
 def test_fact_lines() -> None:
     assert parse_fact("P(a,b)@(0.5,inf)")[2] == (pytest.approx(0.5), float("inf"), False, False)
     assert parse_fact("P@[1,3)") == ("P", (), (1, 3, True, False))
-    assert parse_fact("<http://s> <http://p> <http://o> . # 12") == ("<http://p>", ("<http://s>", "<http://o>"), (12, 12, True, True))
+    assert parse_fact("<http://s> <http://p> <http://o> . # 12") == (
+        "<http://p>",
+        ("<http://s>", "<http://o>"),
+        (12, 12, True, True),
+    )
     for bad in ("P(a)", "P(a)@[3,1]", "P(a)@[x,1]", "<http://s> <http://p> <http://o> .", "P(a)@[-inf,1]"):
         with pytest.raises(ValueError):
             parse_fact(bad)

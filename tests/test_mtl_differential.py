@@ -44,13 +44,25 @@ FIXED = [
     # nested Boxminus…Diamondminus: the inner intervals coalesce before the box looks at them
     ("A(X):-Boxminus[1,2]Diamondminus[0,1]B(X)", ["B(a)@0", "B(a)@1", "B(a)@2.5", "B(a)@[4,inf)"], 9),
     # Boxplus head feeding recursion through Diamondminus, joins on open bounds
-    ("Boxplus[1,2]A(X):-B(X), C(X)\nP(X):-Diamondminus[0,1]P(X)\nP(X):-A(X)", ["B(a)@[0,1]", "C(a)@(0.5,3]"], 7),
+    (
+        "Boxplus[1,2]A(X):-B(X), C(X)\nP(X):-Diamondminus[0,1]P(X)\nP(X):-A(X)",
+        ["B(a)@[0,1]", "C(a)@(0.5,3]"],
+        7,
+    ),
     # continuous semantics: punctual facts at 0, 1, 2 do not satisfy Boxminus[0,2]
     ("A(X):-Boxminus[0,2]B(X)", ["B(a)@0", "B(b)@[0,1)", "B(a)@1", "B(b)@[1,2]", "B(a)@2"], 3),
     # binary join with a Since whose left side uses fewer variables
-    ("R(X,Y):-E(X,Y), Diamondminus[0,1]S(Y)\nS(Y):-T(Y)Since(0,1]U(Y)", ["U(b)@0", "T(b)@[0,2]", "E(a,b)@[0,3]"], 4),
+    (
+        "R(X,Y):-E(X,Y), Diamondminus[0,1]S(Y)\nS(Y):-T(Y)Since(0,1]U(Y)",
+        ["U(b)@0", "T(b)@[0,2]", "E(a,b)@[0,3]"],
+        4,
+    ),
     # unbounded intervals and rational bounds
-    ("A(X):-Diamondminus[0.5,inf)B(X)\nC(X):-B(X)Since[1/2,inf)D(X)", ["D(a)@0", "B(a)@[0,2]", "B(b)@(3,3.5)"], 5),
+    (
+        "A(X):-Diamondminus[0.5,inf)B(X)\nC(X):-B(X)Since[1/2,inf)D(X)",
+        ["D(a)@0", "B(a)@[0,2]", "B(b)@(3,3.5)"],
+        5,
+    ),
 ]
 
 

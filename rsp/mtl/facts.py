@@ -75,9 +75,7 @@ def parse_fact(line: str) -> tuple[str, tuple, Interval]:
     return pred, terms, interval(span)
 
 
-def read_facts(
-    handle: TextIO, source: str, on_error=None
-) -> Iterator[tuple[str, tuple, Interval, Position]]:
+def read_facts(handle: TextIO, source: str, on_error=None) -> Iterator[tuple[str, tuple, Interval, Position]]:
     """The facts of a stream file with their positions; a bad line is a :class:`StreamError` (raised, or
     given to ``on_error`` and skipped)."""
     for number_, line in enumerate(handle, 1):

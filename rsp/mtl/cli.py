@@ -1,0 +1,150 @@
+"""``rsp mtl``: a DatalogMTL program over a stream file of facts, results printed as they become final."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from typing import TextIO
+
+from rsp.errors import RspError
+
+MTL_EXAMPLE = """example:
+  rsp mtl tests/data/mtl/short_stop.txt --stream tests/data/mtl/S1-head.txt --output-predicates ShortStop
+
+program syntax (MeTeoR's, see docs/mtl.md), one rule per line:
+  ShortStop(V):-NotPos(V), Boxminus[1,1]Pos(V), Boxminus[2,2]NotPos(V)
+  Boxplus[0,5]Alert(X):-Hot(X)Since[0,2]Rising(X)
+stream lines: 'P(a,b)@[1,3)', 'P(a)@2', or '<s> <p> <o> . # 12' (the fact <p>(<s>,<o>)@12)"""
+
+
+def add_parser(sub) -> None:
+    """Register ``rsp mtl`` on the ``rsp`` command's subparsers."""
+    mtl = sub.add_parser(
+        "mtl",
+        help="run a forward-propagating DatalogMTL program (MeTeoR syntax) over a stream of facts",
+        description="Stream reasoning in DatalogMTL (MeTeoR-Str): the least model of the program over the "
+        "stream, restricted to the output predicates, printed as soon as it is final.",
+        epilog=MTL_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mtl.add_argument("program", help="the program: MeTeoR rules, one per line")
+    mtl.add_argument("--stream", required=True, help="facts in the order of their left ends")
+    mtl.add_argument(
+        "--horizon", help="compute the model up to this time (default: the stream's last time point)"
+    )
+    mtl.add_argument(
+        "--format",
+        choices=("intervals", "jsonl", "count"),
+        default="intervals",
+        help="intervals: one maximal fact per line; jsonl: {time, facts} (or {time, atoms} with --points); "
+        "count: {time, count}",
+    )
+    mtl.add_argument(
+        "--points",
+        metavar="T,…|START:END[:STEP]",
+        help="report the atoms holding at these time points instead of maximal intervals",
+    )
+    mtl.add_argument(
+        "--output-predicates", metavar="P,Q", help="the predicates to report (default: derived ones)"
+    )
+    mtl.add_argument(
+        "--late", choices=("drop", "fail"), default="drop", help="facts out of order: drop or stop"
+    )
+    mtl.add_argument("--output", "-o", help="write results to this file instead of stdout")
+    mtl.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")
+    mtl.set_defaults(handler=command)
+
+
+def _points(text: str) -> list:
+    from rsp.mtl.intervals import number
+
+    points = []
+    try:
+        for part in text.split(","):
+            if ":" in part:
+                start, end, *step = part.split(":")
+                t, stop, inc = number(start), number(end), number(step[0]) if step else 1
+                if inc <= 0:
+                    raise ValueError
+                while t <= stop:
+                    points.append(t.numerator if isinstance(t, Fraction) and t.denominator == 1 else t)
+                    t += inc
+            elif part.strip():
+                points.append(number(part))
+    except (ValueError, ZeroDivisionError):
+        raise RspError(f"--points: cannot read {text!r} (write 1,2.5,4 or 0:200 or 0:10:0.5)") from None
+    return points
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.cli import _open_stream
+    from rsp.mtl import format_fact, load
+    from rsp.mtl.engine import Engine
+    from rsp.mtl.facts import read_facts
+    from rsp.mtl.intervals import number
+    from rsp.mtl.model import format_atom
+
+    program = load(args.program)
+    outputs = None
+    if args.output_predicates:
+        outputs = [p.strip() for p in args.output_predicates.split(",") if p.strip()]
+    horizon = None
+    if args.horizon is not None:
+        try:
+            horizon = number(args.horizon)
+        except (ValueError, ZeroDivisionError):
+            raise RspError(f"--horizon: not a time: {args.horizon!r}") from None
+    points = _points(args.points) if args.points else None
+    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
+    rejected = 0
+
+    def report(error) -> None:
+        nonlocal rejected
+        rejected += 1
+        if not args.quiet:
+            print(error, file=sys.stderr)
+
+    write = out.write
+    fmt = args.format
+    from rsp.mtl.intervals import fmt_time
+
+    def emit(results) -> None:
+        for time, items in results:
+            shown = time if isinstance(time, int) else fmt_time(time)
+            if points is not None:
+                atoms = sorted(format_atom(p, a) for p, a in items)
+                if fmt == "count":
+                    write(f'{{"time": {json.dumps(shown)}, "count": {len(atoms)}}}\n')
+                elif fmt == "jsonl":
+                    write(json.dumps({"time": shown, "atoms": atoms}, ensure_ascii=False) + "\n")
+                else:
+                    write("".join(f"{a}@{fmt_time(time)}\n" for a in atoms))
+                continue
+            facts = sorted(format_fact(p, a, iv) for p, a, iv in items)
+            if fmt == "count":
+                write(f'{{"time": {json.dumps(shown)}, "count": {len(facts)}}}\n')
+            elif fmt == "jsonl":
+                write(json.dumps({"time": shown, "facts": facts}, ensure_ascii=False) + "\n")
+            else:
+                write("".join(f + "\n" for f in facts))
+
+    handle = _open_stream(args.stream)
+    with handle:
+        push = engine.push
+        for pred, fact_args, iv, position in read_facts(handle, args.stream, report):
+            results = push(pred, fact_args, iv, position)
+            if results:
+                emit(results)
+    emit(engine.finish())
+    if not args.quiet:
+        unknown = set(outputs or ()) - program.source.head_predicates() - set(engine.store)
+        for pred in sorted(unknown):
+            print(f"{args.program}: warning: output predicate {pred} occurs in no rule head", file=sys.stderr)
+        if rejected or engine.late:
+            print(
+                f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late fact(s) dropped",
+                file=sys.stderr,
+            )
+    return 0

@@ -1,0 +1,84 @@
+"""rsp mtl on the command line: formats, points, output predicates, refusals and bad lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rsp.cli import main
+
+DATA = Path(__file__).parent / "data" / "mtl"
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_shortstop_intervals_equal_the_api(capsys) -> None:
+    from rsp.mtl import load, run
+
+    code, out, _ = _run(
+        capsys,
+        "mtl",
+        str(DATA / "short_stop.txt"),
+        "--stream",
+        str(DATA / "S1-head.txt"),
+        "--output-predicates",
+        "ShortStop",
+    )
+    assert code == 0
+    lines = (DATA / "S1-head.txt").read_text().splitlines()
+    expected = [
+        f for _, batch in run(load(DATA / "short_stop.txt"), lines, outputs=["ShortStop"]) for f in batch
+    ]
+    assert out.splitlines() == expected
+
+
+def test_points_jsonl_and_count(tmp_path, capsys) -> None:
+    program = tmp_path / "p.txt"
+    program.write_text("A(X):-Diamondminus[0,1]B(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("B(a)@0\nB(b)@(1.5,2]\nbad line\n<http://x> <http://p> <http://y> . # 3\n")
+    code, out, err = _run(
+        capsys, "mtl", str(program), "--stream", str(stream), "--points", "0,1:2:0.5", "--format", "jsonl"
+    )
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records == [
+        {"time": 0, "atoms": ["A(a)"]},
+        {"time": 1, "atoms": ["A(a)"]},
+        {"time": "1.5", "atoms": []},
+        {"time": 2, "atoms": ["A(b)"]},
+    ]
+    assert f"{stream}:3" in err and "1 malformed line(s) skipped" in err
+    code, out, _ = _run(capsys, "mtl", str(program), "--stream", str(stream), "--format", "count", "-q")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"time": "1.5", "count": 1},
+        {"time": 3, "count": 1},
+    ]
+
+
+def test_refusals_exit_2_with_position(tmp_path, capsys) -> None:
+    program = tmp_path / "p.txt"
+    program.write_text("A(X):-B(X)\nA(X):-B(X)Until[0,1]C(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("B(a)@0\n")
+    code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream))
+    assert code == 2 and out == ""
+    assert err.startswith(f"{program}:2:1: rule 'A(X):-B(X)Until[0,1]C(X)' is not forward-propagating: Until")
+    program.write_text("A(X):-B(X\n")
+    code, _, err = _run(capsys, "mtl", str(program), "--stream", str(stream))
+    assert code == 2 and f"{program}:1:10: unexpected end of input" in err
+
+
+def test_late_fact_fails_under_fail(tmp_path, capsys) -> None:
+    program = tmp_path / "p.txt"
+    program.write_text("A(X):-B(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("B(a)@2\nB(b)@1\n")
+    code, _, err = _run(capsys, "mtl", str(program), "--stream", str(stream), "--late", "fail")
+    assert code == 2 and f"{stream}:2: late fact B(b)" in err
+    code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream))
+    assert code == 0 and out == "A(a)@[2,2]\n" and "1 late fact(s) dropped" in err

@@ -7,6 +7,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from lars_strategies import _atom, _ext_atom
 
+from rsp.asp.program import find_odd_loop
+from rsp.lars.parser import parse_program
+
 EXTENSIONAL = (("p", 1), ("q", 0), ("r", 1))
 INTENSIONAL = (("c1", 1), ("c2", 1), ("i1", 0), ("i2", 1))
 MAX_TIME = 6
@@ -37,11 +40,14 @@ def _rule(draw: st.DrawFn, allow_odd: bool) -> str:
 
 @st.composite
 def programs(draw: st.DrawFn, odd: bool = False) -> str:
-    """A choice, 0-2 further rules (intensional negation allowed), maybe a constraint; with ``odd``,
-    rules may close odd loops (``i1 :- …, not i1``)."""
+    """A choice and 0-2 further rules (intensional negation allowed); with ``odd``, rules may close odd
+    loops (``i1 :- …, not i1``) and there may be a constraint."""
     lines = draw(_choice())
-    lines += [draw(_rule(odd)) for _ in range(draw(st.integers(0, 2)))]
-    if draw(st.integers(0, 2)) == 0:
+    for _ in range(draw(st.integers(0, 2))):
+        rule = draw(_rule(odd))
+        if odd or find_odd_loop(parse_program("\n".join([*lines, rule]))) is None:
+            lines.append(rule)
+    if odd and draw(st.integers(0, 2)) == 0:  # constraints are odd loops too
         lines.append(
             draw(st.sampled_from((":- c1(a), c1(b).", ":- i1, not [2] <> q.", ":- c2(X), [#1] <> r(X).")))
         )

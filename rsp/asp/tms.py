@@ -1,0 +1,373 @@
+"""Mode ``tms``: Ticker's incremental mode. The ground rules of the program live in a truth maintenance
+network (:mod:`rsp.asp.network`) over time-independent nodes, as in Ticker: ``("N", p, args)`` (p holds
+now), ``("A", p, args, s)`` (p holds at time point s) and window nodes (``("D", n, p, args)`` for
+``[n] <> p``, ``("B", …)`` box, ``("W", n, p, args, s)`` ``[n] @s``, ``("TD"|"TB"|"TV"|"TP", n, …)`` the
+tuple-window forms). A rule instance over these nodes keeps its meaning from tick to tick, so it is
+grounded once; what changes with time are the rules that define window and "now" nodes from time
+points (``D :- A@s`` while s is in the window, ``N :- A@t`` for the current t), stream facts, and
+tuple-window facts: each tick adds the new ones and removes the expired ones, and the network relabels
+only what those changes reach.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rsp.asp.network import Network
+from rsp.asp.program import UNBOUNDED, AspProgram
+from rsp.asp.tuples import TupleWindows
+from rsp.asp.values import apply_comparisons, time_point
+from rsp.lars.model import CONSTRAINT_PRED, ExtAtom, Op, Rule, Var, format_atom
+
+LINK, WINDOW, FACT, TUPLE = "link", "window", "fact", "tuple"  # tags of the network's non-program rules
+
+
+def _template(lit: ExtAtom) -> tuple:
+    """The node pattern of an extended atom: (kind, window size or None, pred, args, time term)."""
+    window, op, atom = lit.window, lit.op, lit.atom
+    if window is None:
+        return (
+            ("N", None, atom.pred, atom.args, None)
+            if op is Op.PLAIN
+            else ("A", None, atom.pred, atom.args, lit.time)
+        )
+    n = window.size
+    if window.tuple_based:
+        kind = {Op.PLAIN: "TP", Op.DIAMOND: "TD", Op.BOX: "TB", Op.AT: "TV"}[op]
+    else:
+        kind = {Op.PLAIN: "N", Op.DIAMOND: "D", Op.BOX: "B", Op.AT: "W"}[op]
+    if kind == "N":
+        n = None
+    return (kind, n, atom.pred, atom.args, lit.time if op is Op.AT else None)
+
+
+def _node(kind: str, n: int | None, pred: str, args: tuple, time: int | None = None) -> tuple:
+    if kind == "N":
+        return ("N", pred, args)
+    if kind == "A":
+        return ("A", pred, args, time)
+    if time is not None or kind in ("W", "TV"):
+        return (kind, n, pred, args, time)
+    return (kind, n, pred, args)
+
+
+def _index(node: tuple) -> tuple:
+    """The index key of a node: its kind, window size, predicate name and arity."""
+    if node[0] == "N":
+        return ("N", None, node[1], len(node[2]))
+    if node[0] == "A":
+        return ("A", None, node[1], len(node[2]))
+    return (node[0], node[1], node[2], len(node[3]))
+
+
+def _parts(node: tuple) -> tuple[tuple, int | None]:
+    """(args, time) of a node."""
+    if node[0] == "N":
+        return node[2], None
+    if node[0] == "A":
+        return node[2], node[3]
+    return node[3], (node[4] if len(node) > 4 else None)
+
+
+def _unify(terms: tuple, values: tuple, binding: dict) -> dict | None:
+    out = dict(binding)
+    for term, value in zip(terms, values, strict=True):
+        if isinstance(term, Var):
+            if term.name in out:
+                if out[term.name] != value:
+                    return None
+            else:
+                out[term.name] = value
+        elif term != value:
+            return None
+    return out
+
+
+def _unify_time(term, s: int | None, binding: dict) -> dict | None:
+    if term is None:
+        return binding
+    if isinstance(term, Var):
+        if term.name in binding:
+            return binding if time_point(binding[term.name]) == s else None
+        return {**binding, term.name: s}
+    return binding if time_point(term) == s else None
+
+
+class TmsReasoner:
+    """Answer streams tick by tick with a truth maintenance network; ``models``: how many (0: all)."""
+
+    def __init__(self, program: AspProgram, start: int, models: int = 1) -> None:
+        self.program = program
+        self.start = start
+        self.models = models
+        self.t = start - 1
+        self.net = Network()
+        self.rules = [r for r in program.rules]
+        self.templates = [[_template(lit) for lit in rule.positive_atoms()] for rule in self.rules]
+        self.by_index: dict[tuple, list[tuple[int, int]]] = defaultdict(list)  # index -> (rule, position)
+        for r, templates in enumerate(self.templates):
+            for i, tpl in enumerate(templates):
+                self.by_index[(tpl[0], tpl[1], tpl[2], len(tpl[3]))].append((r, i))
+        self.potential: dict[tuple, set[tuple]] = defaultdict(set)  # index -> nodes with a justification
+        windows: dict[str, set] = defaultdict(set)  # time-window forms over each predicate name
+        tuple_sizes: set[int] = set()
+        self.timed: set[tuple[str, int]] = set()  # predicates read at time points (need A nodes)
+        for rule in self.rules:
+            for lit in rule.body:
+                if not isinstance(lit, ExtAtom):
+                    continue
+                sig = (lit.atom.pred, len(lit.atom.args))
+                if lit.window is not None and lit.window.tuple_based:
+                    tuple_sizes.add(lit.window.size)
+                    continue
+                kind = _template(lit)[0]
+                if kind != "N":
+                    self.timed.add(sig)
+                if kind in ("D", "B", "W"):
+                    windows[sig].add((kind, lit.window.size))  # type: ignore[union-attr]
+        self.windows = windows
+        self.tuple_forms = {
+            (lit.window.size, _template(lit)[0], lit.atom.pred, len(lit.atom.args))
+            for rule in self.rules
+            for lit in rule.body
+            if isinstance(lit, ExtAtom) and lit.window is not None and lit.window.tuple_based
+        }
+        self.tuples = TupleWindows(tuple_sizes, start)
+        self.tuple_facts: set[tuple] = set()
+        self.facts = [r for r in program.program.facts]
+        self.expiry: dict[int, list[tuple]] = defaultdict(list)  # tick -> (key, tag) to remove then
+        self.tick_rules: list[tuple] = []  # (key, tag) valid for the current tick only
+        self.pending: dict[int, set[tuple]] = defaultdict(set)  # head time -> (key, rule) waiting for it
+        self.intensional = {(s.name, s.arity) for s in program.intensional}
+
+    # -- network changes ---------------------------------------------------------------------------------
+
+    def _add(self, key: tuple, tag, until: int | None = None) -> None:
+        """Add a justification; ``until``: the tick at which it is removed (None: kept)."""
+        if self.net.add(key, tag):
+            if until is not None:
+                if until == self.t + 1:
+                    self.tick_rules.append((key, tag))
+                else:
+                    self.expiry[until].append((key, tag))
+
+    def _settle(self) -> None:
+        """React to nodes that got their first justification (ground from them, window rules) or lost
+        their last one (drop the rules that need them)."""
+        net = self.net
+        while net.born or net.died:
+            while net.died:
+                node = net.died.pop()
+                if net.supported(node):
+                    continue
+                self.potential[_index(node)].discard(node)
+                for key in list(net.by_positive.get(node, ())):
+                    net.remove(key, every=True)
+            if net.born:
+                node = net.born.pop()
+                if not net.supported(node) or node in self.potential[_index(node)]:
+                    continue
+                self.potential[_index(node)].add(node)
+                self._born(node)
+
+    def _born(self, node: tuple) -> None:
+        t = self.t
+        kind = node[0]
+        if kind == "A":
+            _, pred, args, s = node
+            sig = (pred, len(args))
+            if s == t:
+                self._add((("N", pred, args), (node,), ()), LINK, t + 1)
+            for form, n in self.windows.get(sig, ()):
+                if s < max(self.start, t - n):
+                    continue
+                if form == "D":
+                    self._add((("D", n, pred, args), (node,), ()), WINDOW, s + n + 1)
+                elif form == "W":
+                    self._add((("W", n, pred, args, s), (node,), ()), WINDOW, s + n + 1)
+                else:
+                    self._box(n, pred, args)
+        elif kind == "N" and (node[1], len(node[2])) in self.timed:
+            self._add((("A", node[1], node[2], t), (node,), ()), LINK, t + 1)
+        for r, i in self.by_index.get(_index(node), ()):
+            self._ground(r, i, node)
+
+    def _box(self, n: int, pred: str, args: tuple) -> None:
+        t = self.t
+        points = [("A", pred, args, s) for s in range(max(self.start, t - n), t + 1)]
+        index = ("A", None, pred, len(args))
+        if all(p in self.potential[index] for p in points):
+            self._add((("B", n, pred, args), tuple(points), ()), WINDOW, t + 1)
+
+    def _ground(self, r: int, i: int, seed: tuple | None) -> None:
+        """Every instance of rule r whose i-th positive atom is ``seed``, over the potential nodes."""
+        rule: Rule = self.rules[r]
+        templates = self.templates[r]
+        if seed is None:  # a rule without positive atoms: grounded once
+            partial: list[tuple[dict, dict]] = [({}, {})]
+        else:
+            _kind, _n, _pred, terms, time = templates[i]
+            args, s = _parts(seed)
+            binding = _unify(terms, args, {})
+            if binding is not None:
+                binding = _unify_time(time, s, binding)
+            if binding is None:
+                return
+            partial = [(binding, {i: seed})]
+        for j, tpl in enumerate(templates):
+            if j == i:
+                continue
+            grown = []
+            for binding, nodes in partial:
+                for node in self.potential[(tpl[0], tpl[1], tpl[2], len(tpl[3]))]:
+                    args, s = _parts(node)
+                    new = _unify(tpl[3], args, binding)
+                    if new is not None:
+                        new = _unify_time(tpl[4], s, new)
+                    if new is not None:
+                        grown.append((new, {**nodes, j: node}))
+            partial = grown
+        for binding, nodes in partial:
+            done = apply_comparisons(rule.comparisons(), binding)
+            if done is None:
+                continue
+            negative = []
+            for lit in rule.negative_atoms():
+                kind, n, pred, terms, time = _template(lit)
+                args = tuple(done[a.name] if isinstance(a, Var) else a for a in terms)
+                if kind == "A" or time is not None:
+                    s = time_point(done[time.name] if isinstance(time, Var) else time)
+                    if s is None:
+                        continue  # @s with s not a time point: the atom never holds, `not` holds
+                    negative.append(_node(kind, n, pred, args, s))
+                else:
+                    negative.append(_node(kind, n, pred, args))
+            head = rule.head
+            hargs = tuple(done[a.name] if isinstance(a, Var) else a for a in head.atom.args)
+            positive = tuple(dict.fromkeys(nodes[j] for j in range(len(templates))))  # each node once
+            negative = list(dict.fromkeys(negative))
+            if head.time is None:
+                self._add((("N", head.atom.pred, hargs), positive, tuple(negative)), r)
+                continue
+            at = time_point(done[head.time.name] if isinstance(head.time, Var) else head.time)
+            if at is None or at < self.start:
+                continue
+            key = (("A", head.atom.pred, hargs, at), positive, tuple(negative))
+            if at > self.t:
+                self.pending[at].add((key, r))
+            else:
+                self._add(key, r)
+
+    # -- ticks ------------------------------------------------------------------------------------------
+
+    def step(self, t: int, batch: list[tuple[str, tuple]]) -> list[list[str]]:
+        """The models at ``t`` after the stream atoms ``batch`` arrived: sorted lists of atoms."""
+        self.t = t
+        net = self.net
+        for key, tag in self.tick_rules:
+            net.remove(key, tag)
+        self.tick_rules = []
+        for key, tag in self.expiry.pop(t, ()):
+            net.remove(key, tag)
+        self._settle()  # nodes that lost their support at t drop the instances that need them
+        if t == self.start:
+            for r, templates in enumerate(self.templates):
+                if not templates:
+                    self._ground(r, -1, None)
+            for rule in self.facts:
+                atom = rule.head.atom
+                if rule.head.time is None:
+                    self._add((("N", atom.pred, atom.args), (), ()), FACT)
+        for rule in self.facts:  # background facts at time point t, for the windows
+            atom = rule.head.atom
+            sig = (atom.pred, len(atom.args))
+            at = time_point(rule.head.time) if rule.head.time is not None else t
+            if at == t and sig in self.timed:
+                self._add((("A", atom.pred, atom.args, t), (), ()), FACT, self._expires(sig, t))
+        for pred, args in batch:
+            sig = (pred, len(args))
+            self._add((("A", pred, args, t), (), ()), FACT, self._expires(sig, t))
+        # nodes born now link and window themselves (_born); an N node read at time points links to t
+        for index, nodes in list(self.potential.items()):
+            if index[0] == "N" and (index[2], index[3]) in self.timed:
+                for node in list(nodes):
+                    self._add((("A", node[1], node[2], t), (node,), ()), LINK, t + 1)
+        for key, r in self.pending.pop(t, ()):
+            if all(node in self.potential[_index(node)] for node in key[1]):
+                self._add(key, r)
+        self._settle()
+        self._tuples(t, batch)
+        self._settle()
+        net.update()
+        return self._models()
+
+    def _expires(self, sig: tuple, t: int) -> int | None:
+        horizon = self.program.horizon(_sig(sig))
+        return None if horizon == UNBOUNDED else t + horizon + 1
+
+    def _tuples(self, t: int, batch: list[tuple[str, tuple]]) -> None:
+        if not self.tuple_forms:
+            return
+        changes = self.tuples.update(t, batch)
+        wanted: set[tuple] = set()
+        for n, kind, pred, arity in self.tuple_forms:
+            first = changes[n][2]
+            visible: dict[tuple, set[int]] = defaultdict(set)
+            for p, args, s in self.tuples.members[n]:
+                if p == pred and len(args) == arity:
+                    visible[args].add(s)
+            for rule in self.facts:
+                atom = rule.head.atom
+                if atom.pred != pred or len(atom.args) != arity:
+                    continue
+                if rule.head.time is None:
+                    visible[atom.args].update(range(first, t + 1))
+                else:
+                    at = time_point(rule.head.time)
+                    if at is not None and first <= at <= t:
+                        visible[atom.args].add(at)
+            for args, points in visible.items():
+                if kind == "TD":
+                    wanted.add(("TD", n, pred, args))
+                elif kind == "TP" and t in points:
+                    wanted.add(("TP", n, pred, args))
+                elif kind == "TB" and all(s in points for s in range(first, t + 1)):
+                    wanted.add(("TB", n, pred, args))
+                elif kind == "TV":
+                    wanted |= {("TV", n, pred, args, s) for s in points}
+        for node in self.tuple_facts - wanted:
+            self.net.remove((node, (), ()), TUPLE)
+        self._settle()
+        for node in wanted - self.tuple_facts:
+            self.net.add((node, (), ()), TUPLE)
+        self.tuple_facts = wanted
+
+    def _models(self) -> list[list[str]]:
+        def output(label: dict) -> tuple[str, ...]:
+            return tuple(
+                sorted(
+                    format_atom(node[1], node[2])
+                    for node, value in label.items()
+                    if value
+                    and node[0] == "N"
+                    and (node[1], len(node[2])) in self.intensional
+                    and node[1] != CONSTRAINT_PRED
+                )
+            )
+
+        if self.models == 1:
+            return [list(output(self.net.label))]
+        found: list[tuple[str, ...]] = []
+        for model in self.net.models():
+            got = output({**self.net.label, **model})
+            if got not in found:
+                found.append(got)
+                if len(found) == self.models:
+                    break
+        return sorted(list(m) for m in found)
+
+
+def _sig(sig: tuple):
+    from rsp.lars.model import Sig
+
+    return Sig(*sig)

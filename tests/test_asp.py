@@ -1,0 +1,133 @@
+"""Answer streams (rsp.asp): both modes against the brute-force reference (tests/asp_reference.py) on
+hand-verified golden cases (tests/golden_asp/) and generated ones, mode tms's single model and its
+inertia, and the refusal of odd loops in mode tms."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from asp_reference import answer_streams as reference
+from asp_strategies import cases
+from fuzzing import examples, saved_on_failure
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lars_strategies import cases as stratified_cases
+
+from rsp.asp import answer_streams, parse
+from rsp.errors import ProgramError
+from rsp.io.atoms import read_atom_lines, read_atom_stream
+from rsp.lars.naive import evaluate
+from rsp.lars.parser import parse_program
+
+GOLDEN_ASP = Path(__file__).parent / "golden_asp"
+NAMES = sorted(p.name for p in GOLDEN_ASP.iterdir() if (p / "program.lars").exists())
+
+
+def _expected(name: str) -> list[tuple[int, list[list[str]]]]:
+    rows = [json.loads(line) for line in (GOLDEN_ASP / name / "expected.jsonl").read_text().splitlines()]
+    return [(row["time"], row["models"]) for row in rows]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_reference(name: str) -> None:
+    """The reference agrees with the hand-worked answers."""
+    program = parse_program((GOLDEN_ASP / name / "program.lars").read_text(), name)
+    assert reference(program, read_atom_stream(GOLDEN_ASP / name / "stream.txt")) == _expected(name)
+
+
+@pytest.mark.parametrize("mode", ["clingo", "tms"])
+@pytest.mark.parametrize("name", NAMES)
+def test_golden_modes(name: str, mode: str) -> None:
+    program = parse((GOLDEN_ASP / name / "program.lars").read_text(), name)
+    stream = read_atom_stream(GOLDEN_ASP / name / "stream.txt")
+    if mode == "tms" and program.odd_loop is not None:
+        with pytest.raises(ProgramError, match="use --mode clingo"):
+            list(answer_streams(program, stream, mode=mode, models=0))
+        return
+    assert list(answer_streams(program, stream, mode=mode, models=0)) == _expected(name)
+
+
+def test_tms_refuses_odd_loops_with_position() -> None:
+    program = parse("a :- p.\nb :- not c.\nc :- a, not c.\n", "odd.lars")
+    with pytest.raises(ProgramError) as error:
+        list(answer_streams(program, [(0, "p", ())], mode="tms"))
+    assert str(error.value).startswith("odd.lars:3:1: mode tms cannot handle odd loops")
+    assert "use --mode clingo" in str(error.value)
+    assert list(answer_streams(program, [(0, "p", ())], mode="clingo", models=0)) == [(0, [])]
+
+
+def test_stratified_programs_agree_with_the_engine_reference() -> None:
+    """On a stratified program the single answer is the stratified semantics' output."""
+    text = "q(X) :- [2] <> p(X), not r(X).\nr(X) :- [#1] <> p(X).\ns :- not q(a)."
+    stream = read_atom_lines(["0 p(a)", "1 p(b)", "2", "3 p(a)", "5"])
+    from rsp.lars import parse as parse_stratified
+
+    expected = [(t, [atoms]) for t, atoms in evaluate(parse_stratified(text), stream)]
+    for mode in ("clingo", "tms"):
+        assert list(answer_streams(parse(text), stream, mode=mode, models=0)) == expected
+
+
+def _golden_files(program_text: str, lines: list[str]) -> dict[str, str]:
+    rows = reference(parse_program(program_text), read_atom_lines(lines))
+    return {
+        "program.lars": program_text,
+        "stream.txt": "".join(f"{line}\n" for line in lines),
+        "expected.jsonl": "".join(json.dumps({"time": t, "models": m}) + "\n" for t, m in rows),
+    }
+
+
+def _check_all(program_text: str, lines: list[str], mode: str) -> None:
+    stream = read_atom_lines(lines)
+    expected = reference(parse_program(program_text), stream)
+    assert list(answer_streams(parse(program_text), stream, mode=mode, models=0)) == expected
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(150), deadline=None)
+@given(st.one_of(cases(odd=True), stratified_cases()))
+def test_generated_clingo_all_models(case) -> None:
+    program_text, lines = case
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        _check_all(program_text, lines, "clingo")
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(150), deadline=None)
+@given(st.one_of(cases(odd=False), stratified_cases()))
+def test_generated_tms_all_models(case) -> None:
+    program_text, lines = case
+    if parse(program_text).odd_loop is not None:  # lars_strategies may join an odd loop by chance
+        return
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        _check_all(program_text, lines, "tms")
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(150), deadline=None)
+@given(cases(odd=False))
+def test_generated_tms_one_model_with_inertia(case) -> None:
+    """--models 1 in mode tms: one of the reference's models at every t, and the previous model again
+    whenever it still is one (inertia)."""
+    program_text, lines = case
+    stream = read_atom_lines(lines)
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        expected = dict(reference(parse_program(program_text), stream))
+        previous = None
+        for t, models in answer_streams(parse(program_text), stream, mode="tms", models=1):
+            assert len(models) == 1 and models[0] in expected[t]
+            if previous is not None and previous in expected[t]:
+                assert models[0] == previous, f"t={t}: the previous model {previous} was dropped"
+            previous = models[0]
+
+
+def test_inertia_keeps_a_choice_while_it_is_an_answer() -> None:
+    """A choice made at 0 stays while its reason is in the window, whichever way it went."""
+    text = "here(X) :- [5] <> req(X), not fetch(X).\nfetch(X) :- [5] <> req(X), not here(X).\n"
+    stream = read_atom_lines(["0 req(a)", "2 req(b)", "4 req(a)", "6"])
+    got = list(answer_streams(parse(text), stream, mode="tms", models=1))
+    first = got[0][1][0]
+    assert first in (["here(a)"], ["fetch(a)"])
+    for _t, models in got[1:]:
+        assert first[0] in models[0]  # a's choice never flips while a stays in the window

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rsp import __version__
-from rsp.errors import LateElementError, Position, RspError, StreamError
+from rsp.errors import LateElementError, Position, ProgramError, RspError, StreamError
 
 LARS_EXAMPLE = """example:
   rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
@@ -118,9 +118,20 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.lars import load
     from rsp.lars.model import format_atom
 
+    if args.models is not None or args.mode is not None:  # answer streams (docs/answer-streams.md)
+        from rsp.asp.cli import run_lars
+
+        return run_lars(args, out)
     if args.explain and args.format == "count":
         raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
-    program = load(args.program)
+    try:
+        program = load(args.program)
+    except ProgramError as error:  # not stratified (or a constraint): answer streams, one model each
+        if not error.message.startswith("negation through recursion"):
+            raise
+        from rsp.asp.cli import run_lars
+
+        return run_lars(args, out)
     if not args.quiet:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
@@ -577,6 +588,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-impossible",
         action="store_true",
         help="switch off the impossible-derivation optimisation (results are the same)",
+    )
+    from rsp.asp.cli import parse_models
+
+    lars.add_argument(
+        "--models",
+        type=parse_models,
+        metavar="1|all|N",
+        help="answer streams (non-stratified programs, Ticker): how many models per time point (default 1)",
+    )
+    lars.add_argument(
+        "--mode",
+        choices=("clingo", "tms"),
+        help="answer-stream reasoning: clingo (default: constraints, odd loops) or tms (incremental)",
     )
     lars.set_defaults(handler=_cmd_lars)
 

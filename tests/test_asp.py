@@ -131,3 +131,41 @@ def test_inertia_keeps_a_choice_while_it_is_an_answer() -> None:
     assert first in (["here(a)"], ["fetch(a)"])
     for _t, models in got[1:]:
         assert first[0] in models[0]  # a's choice never flips while a stays in the window
+
+
+def _rsp(*argv: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "rsp", *argv], capture_output=True, text=True)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_cli_models_formats_and_refusal() -> None:
+    case = GOLDEN_ASP / "constraint_odd"
+    program, stream = str(case / "program.lars"), str(case / "stream.txt")
+    code, out, _ = _rsp("lars", program, "--stream", stream, "--models", "all")
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"time": t, "models": m} for t, m in _expected("constraint_odd")
+    ]
+    code, out, _ = _rsp("lars", program, "--stream", stream)  # not stratified: one model, today's format
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[3] == {"time": 3, "models": []}  # no answer stream at 3 is a result
+    assert all(row["atoms"] in dict(_expected("constraint_odd"))[row["time"]] for row in rows if "atoms" in row)
+    code, _, err = _rsp("lars", program, "--stream", stream, "--mode", "tms")
+    assert code == 2 and "constraint_odd/program.lars:3:1: mode tms cannot handle odd loops" in err
+    assert "Traceback" not in err
+
+
+def test_cli_explain_names_rule_and_assumption() -> None:
+    case = GOLDEN_ASP / "even_loop_window"
+    code, out, _ = _rsp(
+        "lars", str(case / "program.lars"), "--stream", str(case / "stream.txt"), "--mode", "tms", "--explain"
+    )
+    assert code == 0
+    first = json.loads(out.splitlines()[0])
+    (why,) = first["explanations"]
+    assert why["origin"].endswith("program.lars:2:1") or why["origin"].endswith("program.lars:3:1")
+    other = "fetch" if why["atom"].startswith("here") else "here"
+    assert why["assumptions"] == [f"not {other}(a)"] and why["premises"] == ["[2] <> req(a)"]

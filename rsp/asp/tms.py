@@ -371,3 +371,61 @@ def _sig(sig: tuple):
     from rsp.lars.model import Sig
 
     return Sig(*sig)
+
+
+def _show(node: tuple) -> str:
+    """A node as the extended atom it stands for (``[3] <> p(a)``, ``@5 p(a)``, ``p(a)``)."""
+    kind = node[0]
+    if kind == "N":
+        return format_atom(node[1], node[2])
+    if kind == "A":
+        return f"@{node[3]} {format_atom(node[1], node[2])}"
+    n, atom = node[1], format_atom(node[2], node[3])
+    window = f"[#{n}]" if kind.startswith("T") else f"[{n}]"
+    if kind in ("D", "TD"):
+        return f"{window} <> {atom}"
+    if kind in ("B", "TB"):
+        return f"{window} [] {atom}"
+    if kind == "TP":
+        return f"{window} {atom}"
+    return f"{window} @{node[4]} {atom}"
+
+
+def explain(reasoner: TmsReasoner, pred: str, args: tuple) -> dict | None:
+    """Why ``pred(args)`` holds now in the reasoner's model: the rule (and its origin) of a valid
+    justification, the premises that hold and the assumptions (``not x``) it makes; None if it is out."""
+    net = reasoner.net
+    node = ("N", pred, args)
+    if not net.label.get(node, False):
+        return None
+    # follow links (N <- A@t) to the program rule that put the atom there
+    todo, seen = [node], set()
+    while todo:
+        current = todo.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        for key in sorted(net.by_head.get(current, ()), key=str):
+            _, pos, neg = key
+            if not all(net.label.get(p, False) for p in pos) or any(net.label.get(n, False) for n in neg):
+                continue
+            rules = [tag for tag in net.tags[key] if isinstance(tag, int)]
+            if rules:
+                rule = reasoner.rules[rules[0]]
+                return {
+                    "atom": format_atom(pred, args),
+                    "rule": str(rule),
+                    "origin": str(rule.origin),
+                    "premises": [_show(p) for p in pos],
+                    "assumptions": [f"not {_show(n)}" for n in neg],
+                }
+            if not pos:
+                return {
+                    "atom": format_atom(pred, args),
+                    "rule": "[stream or background fact]",
+                    "origin": "",
+                    "premises": [],
+                    "assumptions": [],
+                }
+            todo.extend(pos)
+    return None

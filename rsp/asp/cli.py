@@ -1,0 +1,119 @@
+"""``rsp lars … --models …/--mode …``: answer streams on the command line (the logic behind rsp/cli.py's
+small hook), with the output formats of docs/answer-streams.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from rsp.errors import RspError, StreamError
+
+
+def parse_models(text: str) -> int:
+    """``1``, ``all`` (0: every model) or a positive count."""
+    if text == "all":
+        return 0
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 1, all or a positive number, not {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected 1, all or a positive number, not {text!r}")
+    return count
+
+
+def run_lars(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``args.program`` over ``args.stream`` in an answer-set mode and write the models per tick."""
+    from rsp.asp import Mode, load, reasoner
+    from rsp.io.atoms import iter_batches
+    from rsp.lars.model import format_atom
+
+    models = 1 if args.models is None else args.models
+    mode = Mode(args.mode or "clingo")
+    if args.explain and mode is not Mode.TMS:
+        raise RspError("--explain with --models needs --mode tms (the network keeps the justifications)")
+    if args.explain and args.format == "count":
+        raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
+    program = load(args.program)
+    if not args.quiet:
+        for warning in program.warnings:
+            print(warning, file=sys.stderr)
+    rejected = late = 0
+
+    def report(error: StreamError) -> None:
+        nonlocal rejected
+        rejected += 1
+        print(error, file=sys.stderr)
+
+    def on_late(time_: int, pred: str, atom_args: tuple) -> None:
+        nonlocal late
+        late += 1
+        print(
+            f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
+        )
+
+    from rsp.cli import _open_stream
+
+    solver = None
+    expected = None
+    with _open_stream(args.stream) as handle:
+        for t, batch in iter_batches(handle, args.stream, on_error=report, on_late=on_late):
+            if solver is None:
+                solver = reasoner(program, t, mode, models)
+                expected = t
+            while expected < t:  # time points without data are ticks too
+                _write(out, args, expected, solver.step(expected, []), solver, models)
+                expected += 1
+            _write(out, args, t, solver.step(t, list(batch)), solver, models)
+            expected = t + 1
+    if (rejected or late) and not args.quiet:
+        print(
+            f"{args.stream}: {rejected} malformed line(s) skipped, {late} late element(s) dropped",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _write(
+    out: TextIO, args: argparse.Namespace, t: int, found: list[list[str]], solver, models: int
+) -> None:
+    fmt = args.format
+    if fmt == "count":
+        out.write(json.dumps({"time": t, "count": len(found)}) + "\n")
+        return
+    explanations = None
+    if args.explain and found:
+        from rsp.asp.tms import explain
+        from rsp.io.atoms import parse_line
+
+        explanations = []
+        for atom in found[0]:
+            parsed = parse_line(f"{t} {atom}")
+            if parsed is not None and parsed[1] is not None:
+                explanations.append(explain(solver, parsed[1], parsed[2]))
+    if fmt == "jsonl":
+        if models == 1 and found:
+            record: dict = {"time": t, "atoms": found[0]}
+        else:
+            record = {"time": t, "models": found}
+        if explanations is not None:
+            record["explanations"] = [e for e in explanations if e is not None]
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    if not found:
+        out.write(f"{t:>6} | no answer stream\n")
+    else:
+        shown = ["  ".join(m) if m else "-" for m in found]
+        out.write(
+            f"{t:>6} | {shown[0] if len(shown) == 1 else '  ||  '.join('{' + s + '}' for s in shown)}\n"
+        )
+    for e in explanations or ():
+        if e is None:
+            continue
+        out.write(f"         {e['atom']}  by {e['rule']}  ({e['origin']})\n")
+        for premise in e["premises"]:
+            out.write(f"           {premise}\n")
+        for assumption in e["assumptions"]:
+            out.write(f"           {assumption}  [assumption]\n")

@@ -344,6 +344,9 @@ class QueryHandle:
             order.append((time, key))
 
     def _close(self, instant: int) -> None:
+        from rsp.query.builtins import set_now
+
+        set_now(instant)  # NOW() is the instant's time
         point = instant // self.slot - 1
         if self._engine_time is None:
             first = max(0, (instant - self._max_range) // self.slot)

@@ -94,6 +94,20 @@ def to_sparql(text: str) -> str:
     return re.sub(r"(?i)\bWINDOW\s+(\S+)\s*\{", r"GRAPH \1 {", text)
 
 
+def canonical_number(term: str | None) -> str | None:
+    """A literal of xsd:integer, decimal, float or double in its XSD canonical lexical form (rsp writes
+    computed numbers so, rdflib its own way: ``"28"`` for a decimal, ``"55.0"`` for a double); any
+    other term as it is. Answers are compared through it, so numbers compare by datatype and value."""
+    if term is None or not term.startswith('"'):
+        return term
+    from rsp.query.expr import NUM, RANK_TYPES, format_number, term_value
+
+    v = term_value(term)
+    if v.kind != NUM or v.dt != RANK_TYPES[v.rank]:
+        return term
+    return f'"{format_number(v.value, v.rank)}"^^{v.dt}'
+
+
 def _n3(term) -> str | None:
     return None if term is None else term.n3()
 

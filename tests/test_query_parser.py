@@ -674,7 +674,7 @@ def test_keywords_as_variables_and_local_names(name: str) -> None:
 def test_a_is_only_lowercase() -> None:
     text = f"REGISTER QUERY Q AS SELECT * {STREAM}\nWHERE {{ ?s A ?o }}"
     assert error_of(text) == (
-        "<query>:2:12: unexpected 'A'; expected 'a', a prefix, a prefixed name, a variable, an IRI"
+        "<query>:2:12: unexpected 'A'; expected '!', '(', '^', 'a', a prefix, a prefixed name, a variable, an IRI"
     )
 
 

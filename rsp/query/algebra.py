@@ -12,6 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rsp.query import ast
+from rsp.query.builtins import new_solution
+from rsp.query.paths import GraphIndex
+from rsp.query.paths import solutions as path_solutions
 from rsp.query.translate import PatternTable, Translation, expr_variables
 from rsp.query.validate import aggregates
 
@@ -30,6 +33,14 @@ def _compatible(a: Solution, b: Solution) -> bool:
         if other is not None and other != value:
             return False
     return True
+
+
+def values_rows(values: ast.Values) -> list[Solution]:
+    """A VALUES block's rows as solutions (UNDEF leaves the variable unbound)."""
+    return [
+        {v.name: value for v, value in zip(values.vars, row, strict=True) if value is not None}
+        for row in values.rows
+    ]
 
 
 def join(left: list[Solution], right: list[Solution]) -> list[Solution]:
@@ -113,6 +124,7 @@ class Instant:
         self.rows = rows
         self.compiled = compiled
         self._exists_cache: dict[int, tuple[list[Solution], list[ast.Filter]]] = {}
+        self._graphs: dict[str, GraphIndex] = {}
         self.cache = cache if cache is not None else ExpressionCache()
         self.cache.instant = self
 
@@ -199,6 +211,12 @@ class Instant:
                 table = tables[id(element)]
                 pushed.update(id(f) for f in table.pushed_filters)
                 result = join(result, self.table(table))
+            elif isinstance(element, ast.PathPattern):
+                graph = tables[id(element)].pred
+                index = self._graphs.get(graph)
+                if index is None:
+                    index = self._graphs[graph] = GraphIndex(self.rows(graph))
+                result = join(result, path_solutions(index, element, result))
             elif isinstance(element, ast.Filter):
                 filters.append(element)
             elif isinstance(element, ast.Optional):
@@ -219,15 +237,12 @@ class Instant:
                 name = element.var.name
                 extended = []
                 for s in result:
+                    new_solution()
                     value = self.value(element.expr, s)
                     extended.append({**s, name: value} if value is not None else dict(s))
                 result = extended
             elif isinstance(element, ast.Values):
-                rows = [
-                    {v.name: value for v, value in zip(element.vars, row, strict=True) if value is not None}
-                    for row in element.rows
-                ]
-                result = join(result, rows)
+                result = join(result, values_rows(element))
             elif isinstance(element, ast.SubSelect):
                 result = join(result, self.select(element.select))
             elif isinstance(element, ast.WindowBlock):
@@ -245,9 +260,20 @@ class Instant:
     # -- queries ------------------------------------------------------------------------------------
     def select(self, select: ast.Select) -> list[Solution]:
         solutions = self.group(select.where)
-        return self.modify(solutions, select.projection, select.modifiers, select.distinct or select.reduced)
+        return self.modify(
+            solutions, select.projection, select.modifiers, select.distinct or select.reduced, select.values
+        )
 
-    def modify(self, solutions: list[Solution], projection, modifiers: ast.Modifiers, distinct: bool) -> list:
+    def modify(
+        self,
+        solutions: list[Solution],
+        projection,
+        modifiers: ast.Modifiers,
+        distinct: bool,
+        values: ast.Values | None = None,
+    ) -> list:
+        """The solution modifiers; ``values`` (a trailing VALUES clause) is joined after grouping and
+        HAVING, before the SELECT expressions (§18.2.4.1)."""
         aggregated = (
             bool(modifiers.group_by)
             or any(_has_aggregate(p.expr) for p in projection or ())
@@ -255,14 +281,27 @@ class Instant:
         )
         if aggregated:
             solutions = self._aggregate(solutions, projection or (), modifiers)
-        elif projection:
-            for item in projection:
-                if not (isinstance(item.expr, ast.Var) and item.expr.name == item.var.name):
-                    extended = []
-                    for s in solutions:
+            if values is not None:
+                solutions = join(solutions, values_rows(values))
+        else:
+            if values is not None:
+                solutions = join(solutions, values_rows(values))
+            expressions = [
+                item
+                for item in projection or ()
+                if not (isinstance(item.expr, ast.Var) and item.expr.name == item.var.name)
+            ]
+            if expressions:
+                extended = []
+                for s in solutions:
+                    new_solution()  # BNODE("x") is one node within a solution, another in the next
+                    s = dict(s)
+                    for item in expressions:
                         value = self.value(item.expr, s)
-                        extended.append({**s, item.var.name: value} if value is not None else s)
-                    solutions = extended
+                        if value is not None:
+                            s[item.var.name] = value
+                    extended.append(s)
+                solutions = extended
         if modifiers.order_by:
             key = self.compiled.order_key
             for condition in reversed(modifiers.order_by):
@@ -291,8 +330,10 @@ class Instant:
     def _aggregate(self, solutions: list[Solution], projection, modifiers: ast.Modifiers) -> list:
         groups: dict[tuple, list[Solution]] = {}
         keys = modifiers.group_by
-        if not keys:
-            groups[()] = solutions
+        if not keys or not solutions:
+            # one group, even over no solutions with GROUP BY: the W3C test agg-empty-group (approved,
+            # resolution 2012-08-07) answers one row, its group keys unbound
+            groups[tuple(None for _k in keys)] = solutions
         else:
             for s in solutions:
                 key = tuple(self.value(k.expr, s) for k in keys)
@@ -304,6 +345,7 @@ class Instant:
                 if value is not None:
                     row[k.var.name] = value
             context = _GroupContext(self, members, row)
+            new_solution()
             if not all(context.test(h) for h in modifiers.having):
                 continue
             for item in projection:

@@ -166,6 +166,63 @@ class SubSelect:
     pos: Position | None = field(default=None, compare=False)
 
 
+# -- property paths (SPARQL 1.1 §9) --------------------------------------------------------------------
+# A path is an IRI (a link, in N-Triples syntax) or one of the classes below. The parser rewrites a path
+# between two terms as SPARQL's translation does (§18.2.2.4): a link is a triple pattern, ``^iri`` a
+# triple pattern with its ends swapped, ``P/Q`` two patterns joined by a fresh variable ``?_pN``; what
+# remains (``|``, ``*``, ``+``, ``?``, ``!``, and inverses of those) is a :class:`PathPattern`.
+
+
+@dataclass(frozen=True)
+class PathInverse:
+    """``^P``."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class PathSequence:
+    """``P1 / P2 / …``."""
+
+    parts: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class PathAlternative:
+    """``P1 | P2 | …``."""
+
+    parts: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class PathRepeat:
+    """``P*`` (``mod`` ``"*"``), ``P+`` or ``P?``."""
+
+    path: Path
+    mod: str
+
+
+@dataclass(frozen=True)
+class PathNegated:
+    """``!(iri1 | … | ^iri2 | …)``: ``forward`` the IRIs, ``inverse`` those written with ``^``."""
+
+    forward: tuple[str, ...]
+    inverse: tuple[str, ...]
+
+
+Path = str | PathInverse | PathSequence | PathAlternative | PathRepeat | PathNegated
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """``subject path object`` for a path that is not a plain triple pattern (see above)."""
+
+    subject: Term
+    path: Path
+    object: Term
+    pos: Position | None = field(default=None, compare=False)
+
+
 class WindowOp(enum.Enum):
     """How a named window block reads its window: ◇ (default), □ (BOX) or @ (AT ?t)."""
 
@@ -188,7 +245,7 @@ class WindowBlock:
     pos: Position | None = field(default=None, compare=False)
 
 
-Pattern = BGP | Filter | Optional | Minus | Union | Bind | Values | SubSelect | WindowBlock
+Pattern = BGP | PathPattern | Filter | Optional | Minus | Union | Bind | Values | SubSelect | WindowBlock
 
 
 @dataclass(frozen=True)
@@ -237,6 +294,8 @@ class Select:
     distinct: bool = False
     reduced: bool = False
     pos: Position | None = field(default=None, compare=False)
+    values: Values | None = None
+    """the trailing ``VALUES`` clause, joined after GROUP BY / HAVING and before the SELECT expressions"""
 
 
 @dataclass(frozen=True)

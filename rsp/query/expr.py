@@ -4,8 +4,12 @@ Terms are N-Triples strings (see :mod:`rsp.query.ast`); a solution is a tuple of
 in the order of the ``variables`` given to the compiler. Inside a compiled expression terms are read
 once into :class:`Value` objects (memoised per term text), so that the same data term compared a
 million times is parsed once. Numbers that are only compared or projected keep their lexical forms;
-computed numbers are written the way rdflib's SPARQL engine writes them (``"2.5"`` for ``5/2``,
-``"55.0"`` for a double sum).
+computed numbers are written in their XSD canonical lexical form (XML Schema 1.0: ``"2.5"`` for ``5/2``,
+a decimal ``"2.0"``, a double ``"5.5E1"``).
+
+``NOW()`` is the evaluation instant (:func:`set_now`); ``RAND()``, ``UUID()``, ``STRUUID()`` and ``BNODE()``
+give a new value at every call (``BNODE(str)`` the same blank node within one solution, see
+:func:`new_solution`).
 
 >>> from rsp.query.ast import BinaryOp, Var
 >>> f = compile_filter(BinaryOp(">", Var("v"), '"80"^^<http://www.w3.org/2001/XMLSchema#integer>'), ["v"])
@@ -186,17 +190,34 @@ def term_value(text: str) -> Value:
 
 
 def format_number(value: int | Decimal | float, rank: int) -> str:
-    """The lexical form rdflib gives a computed number: ``str`` for integers, fixed-point decimals,
-    Python's ``repr`` for doubles (``INF``, ``-INF``, ``NaN`` for the specials)."""
+    """The XSD canonical lexical form of a computed number (XML Schema 1.0 §3.2): integers without
+    leading zeros, decimals with one digit at least on each side of the point (``2.0``, ``-0.5``),
+    floats and doubles as a mantissa in [1, 10) and an exponent (``3.21E4``, ``1.0E0``, ``0.0E0``,
+    ``INF``, ``-INF``, ``NaN``).
+
+    >>> format_number(Decimal("2"), 1), format_number(Decimal("-0.50"), 1), format_number(32100.0, 3)
+    ('2.0', '-0.5', '3.21E4')
+    """
     if rank == 0:
         return str(value)
     if rank == 1:
-        return f"{value:f}"
-    if math.isinf(value):
-        return "INF" if value > 0 else "-INF"
-    if math.isnan(value):
+        if value == 0:
+            return "0.0"
+        text = f"{value:f}"
+        if "." not in text:
+            return text + ".0"
+        text = text.rstrip("0")
+        return text + "0" if text.endswith(".") else text
+    x = float(value)
+    if math.isinf(x):
+        return "INF" if x > 0 else "-INF"
+    if math.isnan(x):
         return "NaN"
-    return repr(float(value))
+    if x == 0:
+        return "-0.0E0" if math.copysign(1, x) < 0 else "0.0E0"
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    mantissa = str(digits[0]) + "." + ("".join(map(str, digits[1:])) or "0")
+    return f"{'-' if sign else ''}{mantissa}E{len(digits) - 1 + exponent}"
 
 
 def number(value: int | Decimal | float, rank: int, dt: str | None = None) -> Value:
@@ -841,11 +862,13 @@ def _datatype(a: Value) -> Value | None:
     return term_value(a.dt or XSD_STRING)
 
 
-def _iri(a: Value) -> Value | None:
+def _iri(a: Value, base: Value | None = None) -> Value | None:
+    """IRI(x): an IRI as it is, a string as an IRI resolved against the query's BASE (the parser passes
+    BASE as a hidden second argument)."""
     if a.kind == IRI:
         return a
     if a.kind == STR:
-        return term_value(f"<{a.lex}>")
+        return term_value(f"<{urllib.parse.urljoin(base.lex, a.lex) if base is not None else a.lex}>")
     return None
 
 
@@ -950,8 +973,8 @@ def _rounding(mode: str) -> Callable[[Value], Value]:
             r = math.floor(x)
         else:  # round half towards positive infinity (XPath fn:round), as rdflib does
             r = int(Decimal(x).quantize(1, ROUND_HALF_UP if x > 0 else ROUND_HALF_DOWN))
-        # rdflib keeps the argument's datatype and writes the integral value
-        return Value(NUM, type(x)(r), str(r), a.dt, None, a.rank)
+        # the argument's datatype, the integral value in its canonical form
+        return number(type(x)(r), a.rank, a.dt)
 
     return rounded
 
@@ -1060,8 +1083,8 @@ _FUNCTIONS: dict[str, Callable[[_Compiler, FunctionCall], ValueFn]] = {
     "STR": _on_value(1, 1, _str),
     "LANG": _on_value(1, 1, _lang),
     "DATATYPE": _on_value(1, 1, _datatype),
-    "IRI": _on_value(1, 1, _iri),
-    "URI": _on_value(1, 1, _iri),
+    "IRI": _on_value(1, 2, _iri),
+    "URI": _on_value(1, 2, _iri),
     "STRLEN": _on_value(1, 1, _strlen),
     "SUBSTR": _on_value(2, 3, _substr),
     "UCASE": _on_value(1, 1, _string_map(str.upper)),
@@ -1076,3 +1099,8 @@ _FUNCTIONS: dict[str, Callable[[_Compiler, FunctionCall], ValueFn]] = {
     "CEIL": _on_value(1, 1, _numeric(_rounding("ceil"))),
     "FLOOR": _on_value(1, 1, _numeric(_rounding("floor"))),
 }
+
+
+# STRDT, STRLANG, BNODE, hashes, dateTime parts, NOW, RAND, UUID …: rsp.query.builtins adds them to
+# _FUNCTIONS when it is imported (last, so that either module may be imported first)
+import rsp.query.builtins  # noqa: E402, F401

@@ -35,11 +35,47 @@ def triple_patterns(group: ast.Group) -> Iterator[ast.TriplePattern]:
 
 
 def observes_reflexive(query: ast.Query) -> bool:
-    """Whether some pattern of the query can match a reflexive subclass or subproperty triple."""
+    """Whether some pattern of the query can match a reflexive subclass or subproperty triple (a
+    property path: through one of its IRIs, a negated property set, or a zero-length step, which
+    matches every node of the graph)."""
     return any(
         isinstance(t.predicate, ast.Var) or t.predicate in (SUBCLASS, SUBPROPERTY)
         for t in triple_patterns(query.form.where)
-    )
+    ) or any(_path_observes(p.path) for p in path_patterns(query.form.where))
+
+
+def path_patterns(group: ast.Group) -> Iterator[ast.PathPattern]:
+    """Every property-path pattern of a group, nested groups, EXISTS and sub-SELECTs included."""
+    from rsp.query.validate import exists_groups
+
+    for element in group.elements:
+        if isinstance(element, ast.PathPattern):
+            yield element
+        elif isinstance(element, (ast.Optional, ast.Minus, ast.WindowBlock)):
+            yield from path_patterns(element.group)
+        elif isinstance(element, ast.Union):
+            for alternative in element.alternatives:
+                yield from path_patterns(alternative)
+        elif isinstance(element, ast.SubSelect):
+            yield from path_patterns(element.select.where)
+        elif isinstance(element, (ast.Filter, ast.Bind)):
+            for inner in exists_groups(element.expr):
+                yield from path_patterns(inner)
+
+
+def _path_observes(path: ast.Path) -> bool:
+    match path:
+        case str():
+            return path in (SUBCLASS, SUBPROPERTY)
+        case ast.PathNegated():
+            return True
+        case ast.PathRepeat(path=inner, mod=mod):
+            return mod in "*?" or _path_observes(inner)
+        case ast.PathInverse(path=inner):
+            return _path_observes(inner)
+        case ast.PathSequence(parts=parts) | ast.PathAlternative(parts=parts):
+            return any(_path_observes(p) for p in parts)
+    return False
 
 
 def _user_term(term: str) -> bool:

@@ -32,6 +32,7 @@ from functools import reduce
 from rsp.errors import Position, QuerySyntaxError
 from rsp.lars.model import Atom, ExtAtom, Guard, Head, Op, Origin, Rule, Var, Window
 from rsp.query import ast
+from rsp.query.builtins import volatile
 from rsp.query.validate import exists_groups, expr_vars
 
 TRIPLE_VARS = (Var("S"), Var("P"), Var("O"))
@@ -211,9 +212,14 @@ class Translator:
                 if only_bgp:
                     names = set(pattern_variables(element.triples))
                     pushable = tuple(
-                        f for f in filters if not has_exists(f.expr) and expr_variables(f.expr) <= names
+                        f
+                        for f in filters
+                        if not has_exists(f.expr) and not volatile(f.expr) and expr_variables(f.expr) <= names
                     )
                 self._bgp(element, graph, pushable)
+            elif isinstance(element, ast.PathPattern):
+                # a property path reads the graph itself, evaluated at each instant (rsp.query.paths)
+                self.out.tables[id(element)] = PatternTable(graph, ("s", "p", "o"))
             elif isinstance(element, (ast.Optional, ast.Minus)):
                 self._group(element.group, graph)
             elif isinstance(element, ast.Union):

@@ -37,6 +37,7 @@ from rsp.query.ast import (
     InList,
     Minus,
     Optional,
+    PathPattern,
     Pattern,
     Query,
     Select,
@@ -86,6 +87,10 @@ def _collect(pattern: Pattern | Group, names: dict[str, None]) -> None:
                 for term in (tp.subject, tp.predicate, tp.object):
                     if isinstance(term, Var):
                         names.setdefault(term.name, None)
+        case PathPattern(subject=subject, object=obj):
+            for term in (subject, obj):
+                if isinstance(term, Var):
+                    names.setdefault(term.name, None)
         case Optional(group=group):
             _collect(group, names)
         case Union(alternatives=alternatives):

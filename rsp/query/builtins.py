@@ -1,0 +1,229 @@
+"""The SPARQL 1.1 built-in functions beyond those of :mod:`rsp.query.expr`: term constructors (STRDT,
+STRLANG, BNODE, UUID, STRUUID), hashes (MD5, SHA1, SHA256, SHA384, SHA512), the parts of a dateTime
+(YEAR … SECONDS, TIMEZONE, TZ) and the functions that depend on the evaluation (NOW, RAND).
+
+``NOW()`` is the time of the instant being evaluated (:func:`set_now`, called by the runtime before it
+evaluates an instant), as an ``xsd:dateTime`` in UTC: the answer at instant 1000 ms sees
+``"1970-01-01T00:00:01Z"``. ``BNODE()`` is a new blank node at every call; ``BNODE(str)`` is the same
+blank node for the same string within one solution (:func:`new_solution` starts the next one) and a
+new one for the next solution (§17.4.2.9).
+
+>>> from rsp.query.ast import FunctionCall
+>>> from rsp.query.expr import compile_expr
+>>> compile_expr(FunctionCall("MD5", ('"abc"',)), [])(())
+'"900150983cd24fb0d6963f7d28e17f72"'
+>>> compile_expr(FunctionCall("STRDT", ('"1"', "<http://www.w3.org/2001/XMLSchema#integer>")), [])(())
+'"1"^^<http://www.w3.org/2001/XMLSchema#integer>'
+>>> set_now(1500); compile_expr(FunctionCall("NOW", ()), [])(())
+'"1970-01-01T00:00:01.5Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+import re
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from rsp.query import expr as E
+from rsp.query.ast import Expr, FunctionCall
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_DAYTIME_DURATION = f"<{XSD}dayTimeDuration>"
+
+VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE"})
+"""Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
+a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
+
+_now: list[E.Value | None] = [None]
+_scope = [0]
+_labels = itertools.count(1)
+_named: dict[tuple[int, str], E.Value] = {}
+
+
+def set_now(ms: int) -> None:
+    """The instant being evaluated (ms since the epoch): what ``NOW()`` returns until the next call."""
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
+    lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
+    _now[0] = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
+
+
+def new_solution() -> None:
+    """The next expression evaluations belong to another solution (``BNODE(str)`` gives new nodes)."""
+    _scope[0] += 1
+    if len(_named) > 4096:
+        _named.clear()
+
+
+def volatile(expr: Expr) -> bool:
+    """Whether an expression calls NOW, RAND, UUID, STRUUID or BNODE (anywhere inside)."""
+    if isinstance(expr, FunctionCall):
+        return expr.name in VOLATILE or any(volatile(a) for a in expr.args)
+    return any(volatile(child) for child in getattr(expr, "__dict__", {}).values() if _is_expr(child))
+
+
+def _is_expr(value) -> bool:
+    return not isinstance(value, (str, tuple, type(None), bool)) and hasattr(value, "__dataclass_fields__")
+
+
+# -- constructors ----------------------------------------------------------------------------------------
+
+
+def _simple(v: E.Value) -> bool:
+    """A simple literal or an xsd:string (what the hashes and BNODE take)."""
+    return v.kind == E.STR
+
+
+def _plain(v: E.Value) -> bool:
+    """A simple literal, not written ``^^xsd:string`` (what STRDT and STRLANG take, §17.4.3.11-12; the
+    W3C tests strdt03 and strlang03 refuse an xsd:string)."""
+    return v.kind == E.STR and v.dt is None
+
+
+def _strdt(lex: E.Value, datatype: E.Value) -> E.Value | None:
+    if not _plain(lex) or datatype.kind != E.IRI:
+        return None
+    return E.term_value(f'"{E.escape(lex.lex)}"^^<{datatype.lex}>')
+
+
+def _strlang(lex: E.Value, lang: E.Value) -> E.Value | None:
+    if not _plain(lex) or not _simple(lang) or not re.fullmatch(r"[A-Za-z]+(?:-[A-Za-z0-9]+)*", lang.lex):
+        return None
+    return E.string(lex.lex, lang.lex)
+
+
+def _bnode(c, expr: FunctionCall) -> E.ValueFn:
+    fns = c.args(expr, 0, 1)
+    if not fns:
+        return lambda sol: E.term_value(f"_:fn{next(_labels)}")
+    (fa,) = fns
+
+    def named(sol: tuple) -> E.Value | None:
+        a = fa(sol)
+        if a is None or not _simple(a):
+            return None
+        key = (_scope[0], a.lex)
+        node = _named.get(key)
+        if node is None:
+            node = _named[key] = E.term_value(f"_:fn{next(_labels)}")
+        return node
+
+    return named
+
+
+def _nullary(make: Callable[[], E.Value | None]) -> Callable:
+    def build(c, expr: FunctionCall) -> E.ValueFn:
+        c.args(expr, 0, 0)
+        return lambda sol: make()
+
+    return build
+
+
+def _rand() -> E.Value:
+    return E.number(random.random(), 3)
+
+
+def _uuid() -> E.Value:
+    return E.term_value(f"<urn:uuid:{uuid.uuid4()}>")
+
+
+def _struuid() -> E.Value:
+    return E.string(str(uuid.uuid4()))
+
+
+def _now_value() -> E.Value:
+    if _now[0] is None:
+        set_now(int(datetime.now(UTC).timestamp() * 1000))
+    return _now[0]
+
+
+def _hash(algorithm: str) -> Callable[[E.Value], E.Value | None]:
+    def digest(a: E.Value) -> E.Value | None:
+        if not _simple(a):
+            return None
+        return E.string(hashlib.new(algorithm, a.lex.encode("utf-8")).hexdigest())
+
+    return digest
+
+
+# -- dateTime parts ----------------------------------------------------------------------------------------
+_SECONDS = re.compile(r"T[0-9]{2}:[0-9]{2}:([0-9]{2}(?:\.[0-9]+)?)")
+_ZONE = re.compile(r"(Z|[+-][0-9]{2}:[0-9]{2})$")
+
+
+def _part(field: str) -> Callable[[E.Value], E.Value | None]:
+    def part(a: E.Value) -> E.Value | None:
+        if a.kind != E.DATETIME:
+            return None
+        return E.number(getattr(a.value, field), 0)
+
+    return part
+
+
+def _seconds(a: E.Value) -> E.Value | None:
+    """The seconds as written (``01`` → ``1``, ``01.50`` → ``1.5``): the W3C suite's answer."""
+    if a.kind != E.DATETIME:
+        return None
+    match = _SECONDS.search(a.lex)
+    if match is None:
+        return None
+    value = Decimal(match.group(1))
+    text = f"{value:f}".lstrip("0") or "0"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".") or "0"
+    if text.startswith("."):
+        text = "0" + text
+    return E.Value(E.NUM, value, text, E.XSD_DECIMAL, None, 1)
+
+
+def _timezone(a: E.Value) -> E.Value | None:
+    """The offset as an xsd:dayTimeDuration (``PT0S``, ``-PT8H``, ``PT5H30M``); an error without one."""
+    if a.kind != E.DATETIME or a.value.tzinfo is None:
+        return None
+    offset = a.value.utcoffset()
+    minutes = int(offset.total_seconds()) // 60
+    if minutes == 0:
+        return E.term_value(f'"PT0S"^^{XSD_DAYTIME_DURATION}')
+    sign, minutes = ("-" if minutes < 0 else ""), abs(minutes)
+    hours, minutes = divmod(minutes, 60)
+    text = f"{sign}PT" + (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    return E.term_value(f'"{text}"^^{XSD_DAYTIME_DURATION}')
+
+
+def _tz(a: E.Value) -> E.Value | None:
+    if a.kind != E.DATETIME:
+        return None
+    match = _ZONE.search(a.lex)
+    return E.string(match.group(1) if match else "")
+
+
+FUNCTIONS: dict[str, Callable] = {
+    "STRDT": E._on_value(2, 2, _strdt),
+    "STRLANG": E._on_value(2, 2, _strlang),
+    "BNODE": _bnode,
+    "RAND": _nullary(_rand),
+    "NOW": _nullary(_now_value),
+    "UUID": _nullary(_uuid),
+    "STRUUID": _nullary(_struuid),
+    "MD5": E._on_value(1, 1, _hash("md5")),
+    "SHA1": E._on_value(1, 1, _hash("sha1")),
+    "SHA256": E._on_value(1, 1, _hash("sha256")),
+    "SHA384": E._on_value(1, 1, _hash("sha384")),
+    "SHA512": E._on_value(1, 1, _hash("sha512")),
+    "YEAR": E._on_value(1, 1, _part("year")),
+    "MONTH": E._on_value(1, 1, _part("month")),
+    "DAY": E._on_value(1, 1, _part("day")),
+    "HOURS": E._on_value(1, 1, _part("hour")),
+    "MINUTES": E._on_value(1, 1, _part("minute")),
+    "SECONDS": E._on_value(1, 1, _seconds),
+    "TIMEZONE": E._on_value(1, 1, _timezone),
+    "TZ": E._on_value(1, 1, _tz),
+}
+"""Name -> builder ``(compiler, call) -> closure`` (merged into :mod:`rsp.query.expr`'s table)."""
+
+E._FUNCTIONS.update(FUNCTIONS)

@@ -163,7 +163,7 @@ QUERY = "REGISTER QUERY Q AS\nSELECT ?x\nFROM STREAM <http://s> [RANGE 1s STEP 1
     [
         ("?x ex:p ?y", ":4:12: ", "undeclared prefix 'ex:' (declare it with PREFIX ex: <…>)"),
         ("?x <http://p> ?y", ":4:", "expected"),
-        ("?x <http://p>/<http://q> ?y", ":4:22: ", "property paths are not supported: write the path as"),
+        ("?x <http://p> ?y FILTER(foo(?y))", ":4:33: ", "unknown function foo"),
         ("SERVICE <http://x> { ?x <http://p> ?y }", ":4:9: ", "load the data with FROM <file> or --ontology"),
         ("GRAPH ?g { ?x <http://p> ?y }", ":4:9: ", "ranges over the named graphs, but the query declares none"),
     ],

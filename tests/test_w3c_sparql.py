@@ -93,6 +93,11 @@ KNOWN_FAILURES: dict[str, str] = {
         'the expected MIN is "2.0E-1"^^xsd:double where the data says "2E-1": MIN returns a term of the '
         "data (§18.5.1.6), and rsp keeps data terms as written (term equality)"
     ),
+    "aggregates/agg-empty-group": (
+        "the expected answer has one row for GROUP BY over no solutions; rsp keeps §18.5's Group (no group, so "
+        "no row: an empty window answers nothing rather than a row of unbound keys at every quiet instant), "
+        "as rdflib does; without GROUP BY there is one group (COUNT gives 0)"
+    ),
     "functions/ceil01": _XSD11.format(what="CEIL"),
     "functions/floor01": _XSD11.format(what="FLOOR"),
     "functions/round01": _XSD11.format(what="ROUND"),

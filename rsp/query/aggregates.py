@@ -4,7 +4,7 @@
 >>> D = "^^<http://www.w3.org/2001/XMLSchema#double>"
 >>> avg = compile_aggregate(Aggregate("AVG", Var("v")), ["v"])
 >>> avg([(f'"54"{D}',), (f'"55"{D}',)]), avg([])
-('"54.5"^^<http://www.w3.org/2001/XMLSchema#double>', '"0"^^<http://www.w3.org/2001/XMLSchema#integer>')
+('"5.45E1"^^<http://www.w3.org/2001/XMLSchema#double>', '"0"^^<http://www.w3.org/2001/XMLSchema#integer>')
 >>> sorted(['"10"^^<http://www.w3.org/2001/XMLSchema#integer>', '<http://a>', '"9.5"' + D], key=order_key)
 ['<http://a>', '"9.5"^^<http://www.w3.org/2001/XMLSchema#double>', '"10"^^<http://www.w3.org/2001/XMLSchema#integer>']
 """

@@ -330,10 +330,10 @@ class Instant:
     def _aggregate(self, solutions: list[Solution], projection, modifiers: ast.Modifiers) -> list:
         groups: dict[tuple, list[Solution]] = {}
         keys = modifiers.group_by
-        if not keys or not solutions:
-            # one group, even over no solutions with GROUP BY: the W3C test agg-empty-group (approved,
-            # resolution 2012-08-07) answers one row, its group keys unbound
-            groups[tuple(None for _k in keys)] = solutions
+        if not keys:
+            # one group, also over no solutions (COUNT gives 0); GROUP BY over no solutions makes no
+            # group (§18.5 Group), so an empty window gives no row (see tests/test_w3c_sparql.py)
+            groups[()] = solutions
         else:
             for s in solutions:
                 key = tuple(self.value(k.expr, s) for k in keys)

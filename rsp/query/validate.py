@@ -385,8 +385,11 @@ def validate(query: Query, source: str | None = None) -> list[str]:
     >>> from rsp.query.parser import parse_query_unchecked
     >>> text = "REGISTER QUERY Q AS SELECT ?x FROM STREAM <s> [RANGE 1s STEP 1s] WHERE { ?y ?p ?o }"
     >>> validate(parse_query_unchecked(text), text)
+    ['<query>:1:28: warning: ?x is projected but the WHERE clause never binds it: it is always unbound']
+    >>> text = "REGISTER QUERY Q AS SELECT ?o FROM STREAM <s> [RANGE 1s] WHERE { ?s ?p ?o BIND(1 AS ?o) }"
+    >>> validate(parse_query_unchecked(text), text)
     Traceback (most recent call last):
     ...
-    rsp.errors.QuerySyntaxError: <query>:1:28: ?x is projected but the WHERE clause never binds it
+    rsp.errors.QuerySyntaxError: <query>:1:...: BIND assigns ?o, which is already bound in this group
     """
     return _Checker(query, source).run()

@@ -82,3 +82,38 @@ def test_late_fact_fails_under_fail(tmp_path, capsys) -> None:
     assert code == 2 and f"{stream}:2: late fact B(b)" in err
     code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream))
     assert code == 0 and out == "A(a)@[2,2]\n" and "1 late fact(s) dropped" in err
+
+
+def test_points_must_be_finite(tmp_path, capsys) -> None:
+    """An infinite range would never end: refused with the column of the offending part."""
+    program = tmp_path / "p.txt"
+    program.write_text("A(X):-B(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("B(a)@2\n")
+    for points, message in [
+        ("0:inf", "--points:1:1: '0:inf': points must be finite"),
+        ("1, -inf:3", "--points:1:4: '-inf:3': points must be finite"),
+        ("1,inf", "--points:1:3: 'inf': points must be finite"),
+        ("0:5:0", "--points:1:1: '0:5:0': the step must be positive"),
+        ("1,x", "--points:1:3: cannot read 'x'"),
+    ]:
+        code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream), "--points", points)
+        assert code == 2 and out == "" and err.startswith(message), (points, err)
+
+
+def test_intervals_leave_once_the_stream_has_passed_them(tmp_path, capsys) -> None:
+    """With --format jsonl, each fact's time says when it left: A(a)@[0,1] at 3 (the first fact after 1),
+    not at the end of the stream; an interval reaching past --horizon is cut there."""
+    program = tmp_path / "p.txt"
+    program.write_text("A(X):-Diamondminus[0,1]B(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("B(a)@0\nB(b)@3\nB(c)@[3,inf)\nB(d)@10\n")
+    code, out, _ = _run(capsys, "mtl", str(program), "--stream", str(stream), "--format", "jsonl")
+    assert code == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"time": 3, "facts": ["A(a)@[0,1]"]},
+        {"time": 10, "facts": ["A(b)@[3,4]"]},
+        {"time": 10, "facts": ["A(c)@[3,10]", "A(d)@[10,10]"]},
+    ]
+    code, out, _ = _run(capsys, "mtl", str(program), "--stream", str(stream), "--horizon", "5")
+    assert out.splitlines() == ["A(a)@[0,1]", "A(b)@[3,4]", "A(c)@[3,5]"]

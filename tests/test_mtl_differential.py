@@ -164,3 +164,29 @@ def test_generated_programs_against_naive(program: str, facts: list[str]) -> Non
     horizon = 5
     with saved_on_failure(GOLDEN_ROOT, lambda: _files(program, facts, horizon)):
         assert _engine(program, facts, horizon) == _reference(program, facts, horizon)
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(60))
+@given(programs(), streams())
+def test_generated_results_leave_when_final(program: str, facts: list[str]) -> None:
+    """After each fact starting at t, exactly the maximal intervals of the least model that end before t
+    have been reported: (−∞, t) is final then, and nothing reported is ever taken back."""
+    from rsp.mtl import parse
+    from rsp.mtl.engine import Engine
+
+    horizon = 5
+    model = least_model(parse_program(program), [parse_fact(f) for f in facts], horizon)
+    outputs = parse(program).source.head_predicates()
+    engine = Engine(parse(program), horizon=horizon)
+    reported: list[str] = []
+    with saved_on_failure(GOLDEN_ROOT, lambda: _files(program, facts, horizon)):
+        for fact in facts:
+            pred, args, iv = parse_fact(fact)
+            for _, batch in engine.push(pred, args, iv):
+                reported += [format_fact(*f) for f in batch]
+            final = sorted(format_fact(*f) for f in model if f[0] in outputs and f[2][1] < iv[0])
+            assert sorted(reported) == final, fact
+        for _, batch in engine.finish():
+            reported += [format_fact(*f) for f in batch]
+        assert sorted(reported) == sorted(format_fact(*f) for f in model if f[0] in outputs)

@@ -5,9 +5,11 @@ and normal form, and a streaming engine that reports results as soon as they are
 >>> program = parse("Alarm(X):-Boxminus[0,2]Hot(X)\\nWarm(X):-Diamondminus[0,1]Hot(X)")
 >>> for time, facts in run(program, ["Hot(a)@[0,3]", "Hot(b)@1", "Hot(b)@2", "Hot(c)@[5,6)"]):
 ...     print(time, facts)
-6 ['Alarm(a)@[2,3]', 'Warm(a)@[0,4]', 'Warm(b)@[1,3]', 'Warm(c)@[5,6]']
+5 ['Alarm(a)@[2,3]', 'Warm(a)@[0,4]', 'Warm(b)@[1,3]']
+6 ['Warm(c)@[5,6]']
 
-(With ``Boxminus[0,2]``, the punctual facts of ``b`` at 1 and 2 are not enough: the box needs ``Hot(b)``
+(The first results leave when ``Hot(c)`` arrives at 5: the model before 5 is final then. With
+``Boxminus[0,2]``, the punctual facts of ``b`` at 1 and 2 are not enough: the box needs ``Hot(b)``
 at every rational of ``[t−2, t]``.)
 """
 

@@ -58,23 +58,42 @@ def add_parser(sub) -> None:
 
 
 def _points(text: str) -> list:
-    from rsp.mtl.intervals import number
+    """The time points of ``--points``: ``1,2.5,4`` or ``START:END[:STEP]`` ranges; every point finite.
+    An error names the column of the offending part in the option's text."""
+    from rsp.errors import Position
+    from rsp.mtl.intervals import INF, number
 
-    points = []
-    try:
-        for part in text.split(","):
-            if ":" in part:
-                start, end, *step = part.split(":")
-                t, stop, inc = number(start), number(end), number(step[0]) if step else 1
-                if inc <= 0:
-                    raise ValueError
-                while t <= stop:
-                    points.append(t.numerator if isinstance(t, Fraction) and t.denominator == 1 else t)
-                    t += inc
-            elif part.strip():
-                points.append(number(part))
-    except (ValueError, ZeroDivisionError):
-        raise RspError(f"--points: cannot read {text!r} (write 1,2.5,4 or 0:200 or 0:10:0.5)") from None
+    points: list = []
+    column = 1
+    for part in text.split(","):
+        where = Position("--points", 1, column + len(part) - len(part.lstrip()))
+        column += len(part) + 1
+        if not part.strip():
+            continue
+        try:
+            fields = [number(f) for f in part.split(":")]
+            if len(fields) > 3:
+                raise ValueError
+        except (ValueError, ZeroDivisionError):
+            raise RspError(
+                f"cannot read {part.strip()!r} (write 1,2.5,4 or 0:200 or 0:10:0.5)", where
+            ) from None
+        if any(f in (INF, -INF) for f in fields):
+            raise RspError(
+                f"{part.strip()!r}: points must be finite (an infinite range never ends; "
+                "use --format intervals for facts holding up to inf)",
+                where,
+            )
+        if len(fields) == 1:
+            points.append(fields[0])
+            continue
+        t, stop = fields[0], fields[1]
+        inc = fields[2] if len(fields) == 3 else 1
+        if inc <= 0:
+            raise RspError(f"{part.strip()!r}: the step must be positive", where)
+        while t <= stop:
+            points.append(t.numerator if isinstance(t, Fraction) and t.denominator == 1 else t)
+            t += inc
     return points
 
 

@@ -1,8 +1,9 @@
 """The streaming DatalogMTL engine: the least model of a forward-propagating program, slice by slice.
 
-Facts arrive in the order of their left ends. When a fact starting later than ``t`` arrives, nothing
-can change the model on ``(−∞, t]`` any more (forward propagation), so the engine closes the slice
-``(F, t]`` (F the previous frontier), as the paper's Algorithm 1 does: rules are applied semi-naively
+Facts arrive in the order of their left ends. When a fact starting at ``t`` arrives and every earlier
+fact started before ``t``, nothing can change the model on ``(−∞, t)`` any more (forward propagation),
+so the engine closes the slice ``[F, t)`` (F the previous frontier; the last slice, at the end of the
+stream, is ``[F, H]``), as the paper's Algorithm 1 does: rules are applied semi-naively
 and derive only within the slice; what a rule derives beyond it (a ``⊞ρ`` head, a ``◇⁻ρ`` shift, a long
 input interval) is stored whole and released slice by slice, so recursion never runs ahead of the
 stream. Each predicate's facts are kept per ground atom as coalesced maximal intervals.
@@ -94,6 +95,17 @@ def _match(terms: tuple, args: tuple, binding: dict) -> dict | None:
     return new
 
 
+def _within(iv: Interval, end, closed: bool) -> bool:
+    """Whether ``iv`` lies in ``(−∞, end]`` (``closed``) or ``(−∞, end)``."""
+    return iv[1] < end or (iv[1] == end and (closed or not iv[3]))
+
+
+def _ended(iv: Interval, end, closed: bool) -> bool:
+    """Whether a maximal interval is final once the model is known on ``(−∞, end]`` (``closed``) or
+    ``(−∞, end)``: it stops at a point where the model is known not to go on."""
+    return iv[1] < end or (iv[1] == end and closed and not iv[3])
+
+
 def _ground(terms: tuple, binding: dict) -> tuple:
     return tuple(binding[t] if type(t) is Var else t for t in terms)
 
@@ -128,7 +140,8 @@ class Engine:
         self.facts_read = 0
         self.store: dict[str, dict[tuple, list[Interval]]] = {}
         self.future: set[Key] = set()
-        self.frontier = -INF
+        self.frontier = -INF  # the model is final on (−∞, frontier] (closed) or (−∞, frontier)
+        self.closed = True  # (at −∞ the first slice is open on the left either way)
         self.read_lo = None
         self.greatest = -INF
         self._delta: dict[str, dict[tuple, list[Interval]]] | None = None
@@ -165,8 +178,8 @@ class Engine:
         if self.horizon is not None and (lo > self.horizon or (lo == self.horizon and not iv[2])):
             return results
         if self.read_lo is None or lo > self.read_lo:
-            if self.read_lo is not None:
-                results = self._step(self.read_lo)
+            if self.read_lo is not None:  # every fact starts at lo or later: (−∞, lo) is final
+                results = self._step(lo, False)
             self.read_lo = lo
         self.facts_read += 1
         for end in (lo, iv[1]):
@@ -185,7 +198,10 @@ class Engine:
             if horizon == -INF:
                 return []
             self.horizon = horizon
-        results = self._step(horizon) if horizon > self.frontier else []
+        if horizon > self.frontier or (horizon == self.frontier and not self.closed):
+            results = self._step(horizon, True)
+        else:
+            results = []
         if self.points is None:
             final = []
             cap = (-INF, horizon, False, True)
@@ -233,7 +249,7 @@ class Engine:
             visible = intersect(part, cut)
             if visible is not None:
                 delta.setdefault(pred, {}).setdefault(args, []).append(visible)
-            if part[1] > cut[1]:
+            if not _within(part, cut[1], cut[3]):
                 self.future.add((pred, args))
 
     def _lookup(self, pred: str, terms: tuple, binding: dict) -> Iterable[tuple]:
@@ -262,11 +278,12 @@ class Engine:
         return None  # pragma: no cover - parts always lie in a stored interval
 
     # ---------------------------------------------------------------- slices
-    def _step(self, end) -> list:
-        """Close the slice ``(frontier, end]``; returns the results that became final."""
+    def _step(self, end, closed: bool) -> list:
+        """Close the slice from the frontier to ``end`` (included if ``closed``); returns the results
+        that became final."""
         start = self.frontier
-        self._slice = (start, end, False, True)
-        self._visible = (-INF, end, False, True)
+        self._slice = (start, end, not self.closed and start != -INF, closed)
+        self._visible = (-INF, end, False, closed)
         delta: dict[str, dict[tuple, list[Interval]]] = {}
         for key in list(self.future):
             pred, args = key
@@ -278,7 +295,7 @@ class Engine:
                 part = intersect(iv, self._slice)
                 if part is not None:
                     delta.setdefault(pred, {}).setdefault(args, []).append(part)
-            if ivs[-1][1] <= end:
+            if _within(ivs[-1], end, closed):
                 self.future.discard(key)
         while delta:
             self._delta = {}
@@ -287,9 +304,9 @@ class Engine:
                     self._apply(rule, pred, facts)
             delta = self._delta
         self._delta = None
-        self.frontier = end
-        results = self._report(start, end)
-        self._forget(end)
+        self.frontier, self.closed = end, closed
+        results = self._report(end, closed)
+        self._forget(end, closed)
         return results
 
     def _apply(self, rule, pred: str, facts: dict) -> None:
@@ -402,11 +419,13 @@ class Engine:
                 self._insert(hpred, hargs, out)
 
     # ---------------------------------------------------------------- output and forgetting
-    def _report(self, start, end) -> list:
+    def _report(self, end, closed: bool) -> list:
         results = []
         if self.points is not None:
             points = self.points
-            while self._next_point < len(points) and points[self._next_point] <= end:
+            while self._next_point < len(points) and (
+                points[self._next_point] < end or (closed and points[self._next_point] == end)
+            ):
                 p = points[self._next_point]
                 self._next_point += 1
                 atoms = []
@@ -428,7 +447,7 @@ class Engine:
                 n = done
                 while n < len(ivs):
                     iv = ivs[n]
-                    if iv[1] < end or (iv[1] == end and not iv[3]):
+                    if _ended(iv, end, closed):
                         final.append((pred, args, iv))
                         n += 1
                     else:
@@ -439,7 +458,7 @@ class Engine:
             results.append((end, final))
         return results
 
-    def _forget(self, end) -> None:
+    def _forget(self, end, closed: bool) -> None:
         count = 0
         for pred, table in self.store.items():
             keep_rules = self._since_right.get(pred)
@@ -448,7 +467,7 @@ class Engine:
                 n = 0
                 while n < len(ivs):
                     iv = ivs[n]
-                    if not (iv[1] < end or (iv[1] == end and not iv[3])):
+                    if not _ended(iv, end, closed):
                         break
                     if keep_rules and self._still_needed(keep_rules, args, iv, end):
                         break

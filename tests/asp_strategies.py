@@ -77,3 +77,46 @@ def streams(draw: st.DrawFn) -> list[str]:
 @st.composite
 def cases(draw: st.DrawFn, odd: bool = False) -> tuple[str, list[str]]:
     return draw(programs(odd)), draw(streams())
+
+
+@st.composite
+def choose_one(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """ "Choose exactly one" (Ticker's content retrieval: ``get(I,N) :- …, not nget(I,N).
+    nget(I,N) :- get(I,M), …, M != N.``) among up to three candidates seen through windows, sometimes
+    with a rule reading the choice through a window or a constraint on it. Predicate-level this is an odd
+    loop; ground, with three candidates, too (get(a) -not- nget(a) - get(b) -not- … - get(a)), yet it
+    always has answers."""
+    item = draw(st.sampled_from(("[2] <> req(I)", "[#2] <> req(I)", "req(I)", "[3] [] req(I)")))
+    node = draw(st.sampled_from(("[3] <> has(N)", "[#3] <> has(N)", "[1] @T has(N)", "has(N)")))
+    lines = [
+        f"get(I,N) :- {item}, {node}, not nget(I,N).",
+        f"nget(I,N) :- get(I,M), {node}, M != N.",
+    ]
+    extra = draw(
+        st.sampled_from(("", "served(I) :- [2] <> get(I,N).", "moved(I) :- get(I,N), not [1] <> get(I,N)."))
+    )
+    if extra:
+        lines.append(extra)
+    if draw(st.integers(0, 3)) == 0:
+        lines.append(
+            draw(
+                st.sampled_from(
+                    (":- get(I,c).", ":- get(a,N), [1] <> down(N).", ":- get(I,N), [2] <> down(N).")
+                )
+            )
+        )
+    times = sorted(draw(st.lists(st.integers(0, MAX_TIME), min_size=1, max_size=5, unique=True)))
+    stream = []
+    for time in times:
+        atoms = draw(
+            st.lists(
+                st.one_of(
+                    st.sampled_from(("req(a)", "req(b)")),
+                    st.sampled_from(("has(a)", "has(b)", "has(c)")),
+                    st.just("down(a)"),
+                ),
+                max_size=3,
+            )
+        )
+        stream += [f"{time} {atom}" for atom in atoms] or [str(time)]
+    return "\n".join(lines) + "\n", stream

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from asp_reference import answer_streams as reference
-from asp_strategies import cases
+from asp_strategies import cases, choose_one
 from fuzzing import examples, saved_on_failure
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,25 +37,79 @@ def test_golden_reference(name: str) -> None:
     assert reference(program, read_atom_stream(GOLDEN_ASP / name / "stream.txt")) == _expected(name)
 
 
+def _tms_until_refused(program, stream, models: int = 0):
+    """Mode tms's rows, and the time point and error where it refused (None if it did not)."""
+    rows = []
+    try:
+        for t, found in answer_streams(program, stream, mode="tms", models=models):
+            rows.append((t, found))
+    except ProgramError as error:
+        assert "mode tms cannot handle odd loops" in str(error) and "use --mode clingo" in str(error)
+        return rows, error
+    return rows, None
+
+
+def _check_tms_against(expected: list[tuple[int, list[list[str]]]], rows, error) -> None:
+    """tms agrees with the reference up to where it refused, and refuses only at a time point without an
+    answer stream (an odd loop that leaves no model: clingo's ``[]``)."""
+    assert rows == expected[: len(rows)]
+    if error is not None:
+        t = expected[len(rows)][0]
+        assert f"no answer stream at time point {t}" in str(error)
+        assert expected[len(rows)][1] == [], f"tms refused at {t}, where there are answers"
+
+
 @pytest.mark.parametrize("mode", ["clingo", "tms"])
 @pytest.mark.parametrize("name", NAMES)
 def test_golden_modes(name: str, mode: str) -> None:
     program = parse((GOLDEN_ASP / name / "program.lars").read_text(), name)
     stream = read_atom_stream(GOLDEN_ASP / name / "stream.txt")
-    if mode == "tms" and program.odd_loop is not None:
-        with pytest.raises(ProgramError, match="use --mode clingo"):
-            list(answer_streams(program, stream, mode=mode, models=0))
+    if mode == "tms":
+        rows, error = _tms_until_refused(program, stream)
+        _check_tms_against(_expected(name), rows, error)
+        if all(models for _t, models in _expected(name)):
+            assert error is None
         return
     assert list(answer_streams(program, stream, mode=mode, models=0)) == _expected(name)
 
 
 def test_tms_refuses_odd_loops_with_position() -> None:
     program = parse("a :- p.\nb :- not c.\nc :- a, not c.\n", "odd.lars")
+    assert list(answer_streams(program, [(0, "q", ())], mode="tms")) == [(0, [["b"]])]  # no loop grounded
     with pytest.raises(ProgramError) as error:
         list(answer_streams(program, [(0, "p", ())], mode="tms"))
     assert str(error.value).startswith("odd.lars:3:1: mode tms cannot handle odd loops")
-    assert "use --mode clingo" in str(error.value)
+    assert "no answer stream at time point 0" in str(error.value) and "use --mode clingo" in str(error.value)
     assert list(answer_streams(program, [(0, "p", ())], mode="clingo", models=0)) == [(0, [])]
+
+
+def test_tms_takes_constraints_while_there_are_answers() -> None:
+    """An odd loop that has answers (a constraint that only removes some) is not refused: the labels
+    outside the changed region are searched again when the region alone has no model."""
+    text = "a :- [1] <> p, not b.\nb :- not a.\n:- a, q.\n"
+    stream = read_atom_lines(["0 p", "1 q", "2"])
+    got = list(answer_streams(parse(text), stream, mode="tms", models=1))
+    assert got[1] == (1, [["b"]])  # a (if chosen at 0) is given up: the constraint forbids it with q
+    assert list(answer_streams(parse(text), stream, mode="tms", models=0)) == reference(
+        parse_program(text), stream
+    )
+
+
+def test_choose_exactly_one_among_three_runs_in_tms() -> None:
+    """Ticker's "choose exactly one" (odd predicate loop, odd ground cycles with 3 candidates) has an
+    answer at every time point; tms gives the reference's models and keeps its choice by inertia."""
+    text = (
+        "get(I,N) :- [3] <> req(I), [3] <> has(N), not nget(I,N).\n"
+        "nget(I,N) :- get(I,M), [3] <> has(N), M != N.\n"
+    )
+    stream = read_atom_lines(["0 req(a)", "0 has(n1)", "1 has(n2)", "2 has(n3)", "3 req(b)", "5", "7"])
+    expected = reference(parse_program(text), stream)
+    assert [len(m) for _t, m in expected] == [1, 2, 3, 9, 2, 1, 1, 1]  # at 3: 3 nodes for a times 3 for b
+    assert list(answer_streams(parse(text), stream, mode="tms", models=0)) == expected
+    one = list(answer_streams(parse(text), stream, mode="tms", models=1))
+    assert all(m[0] in dict(expected)[t] for t, m in one)
+    chosen = [a for a in one[0][1][0] if a.startswith("get(a,")]
+    assert all(chosen[0] in m[0] for _t, m in one[1:3]), "a's node stays chosen while it is still there"
 
 
 def test_stratified_programs_agree_with_the_engine_reference() -> None:
@@ -95,18 +149,39 @@ def test_generated_clingo_all_models(case) -> None:
 
 @pytest.mark.generated
 @settings(max_examples=examples(150), deadline=None)
-@given(st.one_of(cases(odd=False), stratified_cases()))
+@given(st.one_of(cases(odd=False), cases(odd=True), stratified_cases()))
 def test_generated_tms_all_models(case) -> None:
+    """tms against the reference; odd loops included: it refuses only where there is no answer."""
     program_text, lines = case
-    if parse(program_text).odd_loop is not None:  # lars_strategies may join an odd loop by chance
-        return
     with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
-        _check_all(program_text, lines, "tms")
+        stream = read_atom_lines(lines)
+        rows, error = _tms_until_refused(parse(program_text), stream)
+        _check_tms_against(reference(parse_program(program_text), stream), rows, error)
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(100), deadline=None)
+@given(choose_one())
+@pytest.mark.parametrize("mode", ["clingo", "tms"])
+def test_generated_choose_one(mode: str, case) -> None:
+    """ "Choose exactly one" through windows (up to three candidates, sometimes a constraint): both modes'
+    models against the reference; tms refuses only at a time point without answer."""
+    program_text, lines = case
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        stream = read_atom_lines(lines)
+        expected = reference(parse_program(program_text), stream)
+        if mode == "clingo":
+            assert list(answer_streams(parse(program_text), stream, mode=mode, models=0)) == expected
+            return
+        rows, error = _tms_until_refused(parse(program_text), stream)
+        _check_tms_against(expected, rows, error)
+        if not any(line.startswith(":-") for line in program_text.splitlines()):
+            assert error is None, "choose-one alone always has answers"
 
 
 @pytest.mark.generated
 @settings(max_examples=examples(150), deadline=None)
-@given(cases(odd=False))
+@given(st.one_of(cases(odd=False), choose_one()))
 def test_generated_tms_one_model_with_inertia(case) -> None:
     """--models 1 in mode tms: one of the reference's models at every t, and the previous model again
     whenever it still is one (inertia)."""
@@ -115,7 +190,10 @@ def test_generated_tms_one_model_with_inertia(case) -> None:
     with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
         expected = dict(reference(parse_program(program_text), stream))
         previous = None
-        for t, models in answer_streams(parse(program_text), stream, mode="tms", models=1):
+        rows, error = _tms_until_refused(parse(program_text), stream, models=1)
+        if error is not None:  # a constraint of choose_one left no answer: tms stops there
+            assert expected[rows[-1][0] + 1 if rows else stream.start] == []
+        for t, models in rows:
             assert len(models) == 1 and models[0] in expected[t]
             if previous is not None and previous in expected[t]:
                 assert models[0] == previous, f"t={t}: the previous model {previous} was dropped"
@@ -152,9 +230,15 @@ def test_cli_models_formats_and_refusal() -> None:
     code, out, _ = _rsp("lars", program, "--stream", stream)  # not stratified: one model, today's format
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows[3] == {"time": 3, "models": []}  # no answer stream at 3 is a result
-    assert all(row["atoms"] in dict(_expected("constraint_odd"))[row["time"]] for row in rows if "atoms" in row)
-    code, _, err = _rsp("lars", program, "--stream", stream, "--mode", "tms")
-    assert code == 2 and "constraint_odd/program.lars:3:1: mode tms cannot handle odd loops" in err
+    assert all(
+        row["atoms"] in dict(_expected("constraint_odd"))[row["time"]] for row in rows if "atoms" in row
+    )
+    code, out, err = _rsp(
+        "lars", program, "--stream", stream, "--mode", "tms"
+    )  # answers until 3, then no model
+    assert [json.loads(line)["time"] for line in out.splitlines()] == [0, 1, 2]
+    assert code == 2 and "constraint_odd/program.lars:4:1: mode tms cannot handle odd loops" in err
+    assert "no answer stream at time point 3" in err
     assert "Traceback" not in err
 
 

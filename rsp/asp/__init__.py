@@ -18,7 +18,6 @@ import enum
 from collections.abc import Iterable, Iterator
 
 from rsp.asp.program import AspProgram, load, parse, prepare
-from rsp.errors import ProgramError
 from rsp.io.atoms import AtomStream
 
 __all__ = ["AspProgram", "Mode", "answer_streams", "load", "parse", "prepare", "reasoner"]
@@ -40,13 +39,6 @@ def reasoner(program: AspProgram, start: int, mode: Mode | str = Mode.CLINGO, mo
         return ClingoReasoner(program, start, models)
     from rsp.asp.tms import TmsReasoner
 
-    if program.odd_loop is not None:
-        rule = program.odd_loop
-        raise ProgramError(
-            f"mode tms cannot handle odd loops (a cycle through an odd number of negations"
-            f"{', a constraint' if rule.is_constraint else ''}): '{rule}'; use --mode clingo",
-            rule.origin.position,
-        )
     return TmsReasoner(program, start, models)
 
 

@@ -22,6 +22,14 @@ Node = Hashable
 Key = tuple  # (head, pos, neg): a justification
 
 
+class NoModel(Exception):
+    """The justifications have no stable model; ``cycle`` is an odd cycle through them."""
+
+    def __init__(self, cycle: list[Key]) -> None:
+        super().__init__("no stable model")
+        self.cycle = cycle
+
+
 class Network:
     """Justifications, the nodes they mention and the current labels."""
 
@@ -114,17 +122,67 @@ class Network:
         return sorted(region, key=self.order.__getitem__)
 
     def update(self) -> None:
-        """Relabel the region of the changes since the last update (previous labels first)."""
+        """Relabel the region of the changes since the last update (previous labels first).
+
+        Without odd loops the region always has labels that complete the old ones outside it. An odd loop
+        (a constraint, ``a :- not a``) may need other labels outside the region: then every node is
+        relabelled (previous labels still first); :class:`NoModel` if the network has no stable model.
+        """
         region = self._region()
         self.seeds = set()
         if region:
             found = next(self._search(region, dict(self.label)), None)
-            assert found is not None, "a program without odd loops has an answer"
+            if found is None:
+                region = sorted(self.order, key=self.order.__getitem__)
+                found = next(self._search(region, dict(self.label)), None)
+                if found is None:
+                    raise NoModel(self.odd_cycle())
             for node in region:
                 self.label[node] = found[node]
         for node in [n for n in self.label if n not in self.by_head and not self.by_body.get(n)]:
             del self.label[node]
             del self.order[node]
+
+    def odd_cycle(self) -> list[Key]:
+        """The justifications of a cycle through an odd number of negations (empty if there is none).
+
+        A network without one (call-consistent) has a stable model, so a network without a model has one.
+        Per strongly connected component of the dependency graph (head -> body node), nodes get a parity
+        (negations on a path from the component's root); an edge that contradicts the parities closes an
+        odd cycle, found again by a search over (node, parity) states.
+        """
+        from rsp.lars.stratify import _components
+
+        edges: dict[Node, list[tuple[Node, bool, Key]]] = {}
+        for key in self.tags:
+            head, pos, neg = key
+            out = edges.setdefault(head, [])
+            out += [(n, False, key) for n in pos]
+            out += [(n, True, key) for n in neg]
+        nodes = sorted(edges, key=self.order.__getitem__)
+        succ = {h: [b for b, _, _ in out if b in edges] for h, out in edges.items()}
+        for comp in _components(nodes, succ):
+            members = set(comp)
+            root = comp[0]
+            via: dict[tuple[Node, bool], tuple[tuple[Node, bool], Key] | None] = {(root, False): None}
+            todo = [(root, False)]
+            while todo:  # every (node, parity) reachable from (root, even) inside the component
+                state = todo.pop()
+                for body, negated, key in edges.get(state[0], ()):
+                    nxt = (body, state[1] ^ negated)
+                    if body in members and nxt not in via:
+                        via[nxt] = (state, key)
+                        todo.append(nxt)
+            if (root, True) not in via:
+                continue  # every cycle of this component is even
+            cycle: list[Key] = []
+            state: tuple[Node, bool] | None = (root, True)
+            while state is not None and via[state] is not None:
+                previous, key = via[state]  # type: ignore[misc]
+                cycle.append(key)
+                state = previous
+            return list(reversed(cycle))
+        return []
 
     def models(self) -> Iterator[dict[Node, bool]]:
         """Every stable model of the network, the current labels' first."""

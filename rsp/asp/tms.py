@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rsp.asp.network import Network
+from rsp.asp.network import Network, NoModel
 from rsp.asp.program import UNBOUNDED, AspProgram
 from rsp.asp.tuples import TupleWindows
 from rsp.asp.values import apply_comparisons, time_point
+from rsp.errors import ProgramError
 from rsp.lars.model import CONSTRAINT_PRED, ExtAtom, Op, Rule, Var, format_atom
 
 LINK, WINDOW, FACT, TUPLE = "link", "window", "fact", "tuple"  # tags of the network's non-program rules
@@ -298,8 +299,29 @@ class TmsReasoner:
         self._settle()
         self._tuples(t, batch)
         self._settle()
-        net.update()
+        try:
+            net.update()
+        except NoModel as none:
+            raise self._refusal(t, none.cycle) from None
         return self._models()
+
+    def _refusal(self, t: int, cycle: list[tuple]) -> ProgramError:
+        """No answer stream at t: the ground rules close an odd loop; name a program rule on it."""
+        rules = [self.rules[tag] for key in cycle for tag in self.net.tags[key] if isinstance(tag, int)]
+        rule = next((r for r in rules if r.is_constraint), None) or next(
+            (r for r in rules if r.negative_atoms()), rules[0] if rules else None
+        )
+        what = (
+            "a constraint"
+            if rule is not None and rule.is_constraint
+            else "a cycle through an odd number of negations"
+        )
+        shown = f": '{rule}'" if rule is not None else ""
+        return ProgramError(
+            f"mode tms cannot handle odd loops: no answer stream at time point {t}, where the ground rules "
+            f"close {what}{shown}; mode tms keeps a model from tick to tick and needs one; use --mode clingo",
+            rule.origin.position if rule is not None else None,
+        )
 
     def _expires(self, sig: tuple, t: int) -> int | None:
         horizon = self.program.horizon(_sig(sig))

@@ -4,9 +4,10 @@
 holds at time point S in the answer at t. Each rule becomes, in the part ``step(t, …)`` grounded once
 for time point t, a rule whose body reads ``h`` atoms and window atoms of time t, guarded by the external
 ``now(t)``: releasing it after the tick switches the part off, so the ground program never re-grounds
-older ticks (Ticker's Alg. 2). Stream atoms are externals ``in(A, S)`` (``tw(n, A, S)`` for the
-elements in a tuple window ``[#n]``), switched on when they arrive and released once no window sees
-them. Comparisons and arithmetic call Python (``@cmp``, ``@ar``) so they keep rsp's semantics.
+older ticks (Ticker's Alg. 2). Stream atoms are facts ``in(A, S)`` added when they arrive (the step
+reads them only in ``[t - history, t]``, so they need no switching off); the elements in a tuple window
+``[#n]`` are externals ``tw(n, A, S)``, switched on when they enter and released when they leave.
+Comparisons and arithmetic call Python (``@cmp``, ``@ar``) so they keep rsp's semantics.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def encode(program: AspProgram, start: int) -> Encoding:
             facts.append(f"tfact({atom},{_text(rule.head.time)}).")  # type: ignore[arg-type]
     enc.base = "\n".join(["#show.", *facts])
     enc.step = f"#program step({params}).\n" + "\n".join(step)
-    enc.inputs = "#program input(a,s).\n#external in(a,s).\n#program twin(n,a,s).\n#external tw(n,a,s)."
+    enc.inputs = "#program input(a,s).\nin(a,s).\n#program twin(n,a,s).\n#external tw(n,a,s)."
     return enc
 
 

@@ -1,16 +1,22 @@
-"""rsp mtl benchmarks: ShortStop on the Hackathon streams (µs per fact, facts/s, peak RSS of the whole
-``rsp mtl`` run), and Algorithm 6's promise (peak stored intervals and RSS when the same stream's
-timestamps are 100× denser, for a program without punctual intervals).
+"""rsp mtl benchmarks against MeTeoR in the same run: ShortStop on the Hackathon streams (µs per fact,
+facts/s, peak RSS of the whole process: ``rsp mtl``, MeTeoR's batch materialisation and MeTeoR-Str's
+stream reasoning, benchmarks/meteor.py), their answers compared, and Algorithm 6's promise (peak stored
+intervals and RSS when the same stream's timestamps are 100× denser, for a program without punctual
+intervals).
 
     python benchmarks/mtl.py                     # S1 (benchmarks/data/mtl/S1.txt), 3 rounds
-    python benchmarks/mtl.py --stream S2=PATH    # another stream too
+    python benchmarks/mtl.py --stream S2=../shared/mtl-bench/S2.txt   # another stream too
+    python benchmarks/mtl.py --no-meteor         # rsp mtl alone
 
-Each run is a separate ``rsp mtl`` process (so the figures include start-up and parsing), round robin.
+Each run is a separate process (so the figures include start-up and parsing), round robin: every round
+runs each system once on each stream. MeTeoR-Str is slow, so it runs ``--str-rounds`` times (default 1).
+MeTeoR is PyPI ``meteor-reasoner`` (the ``bench`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
@@ -19,24 +25,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = ROOT / "tests" / "data" / "mtl" / "short_stop.txt"
+METEOR = Path(__file__).resolve().parent / "meteor.py"
+_RSS = (
+    "import resource, sys\nfrom rsp.cli import main\nstatus = main(sys.argv[1:])\nsys.stdout.flush()\n"
+    "sys.stderr.write(f'RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\nsys.exit(status)"
+)
+
+
+def _process(argv: list[str]) -> tuple[float, int, list[str]]:
+    """Wall seconds, peak RSS (KiB) and output lines of one process that ends by printing ``RSS n``."""
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    rss = int(proc.stderr.rsplit("RSS ", 1)[1])
+    return wall, rss, proc.stdout.splitlines()
 
 
 def _run(program: Path, stream: Path, *extra: str) -> tuple[float, int, int]:
     """Wall seconds, peak RSS (KiB) and output lines of one ``rsp mtl`` process."""
-    code = (
-        "import resource, sys\nfrom rsp.cli import main\nstatus = main(sys.argv[1:])\n"
-        "sys.stderr.write(f'RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\nsys.exit(status)"
+    wall, rss, lines = _process(
+        [sys.executable, "-c", _RSS, "mtl", str(program), "--stream", str(stream), *extra]
     )
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", code, "mtl", str(program), "--stream", str(stream), *extra],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    wall = time.perf_counter() - started
-    rss = int(proc.stderr.rsplit("RSS ", 1)[1])
-    return wall, rss, len(proc.stdout.splitlines())
+    return wall, rss, len(lines)
 
 
 def _lines(path: Path) -> int:
@@ -44,22 +54,89 @@ def _lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
-def shortstop(streams: dict[str, Path], rounds: int) -> None:
-    print("ShortStop (rsp mtl, whole process):")
-    header = f"{'stream':<8}{'facts':>9}{'wall s':>9}{'µs/fact':>10}{'facts/s':>11}"
-    print(header + f"{'peak RSS MiB':>14}{'ShortStop':>11}")
-    results: dict[str, list] = {name: [] for name in streams}
-    for _ in range(rounds):
+def _systems(meteor: bool) -> dict[str, callable]:
+    rsp = lambda path: _process(  # noqa: E731
+        [
+            sys.executable,
+            "-c",
+            _RSS,
+            "mtl",
+            str(PROGRAM),
+            "--stream",
+            str(path),
+            "--output-predicates",
+            "ShortStop",
+        ]
+    )
+    systems = {"rsp mtl": rsp}
+    if meteor:
+        systems["MeTeoR batch"] = lambda path: _process(
+            [sys.executable, str(METEOR), "batch", str(PROGRAM), str(path), "--target", "ShortStop"]
+        )
+        systems["MeTeoR-Str"] = lambda path: _process(
+            [sys.executable, str(METEOR), "stream", str(PROGRAM), str(path), "--target", "ShortStop"]
+        )
+    return systems
+
+
+_MEMBER = re.compile(r"^(.*)@\[(\d+),(\d+)\]$")
+
+
+def _points_of(intervals: list[str]) -> set[str]:
+    """``P(a)@t`` for every integer t of punctual-or-integer closed intervals ``P(a)@[l,r]``."""
+    out = set()
+    for line in intervals:
+        m = _MEMBER.match(line)
+        if m is None:
+            raise ValueError(f"not an integer closed interval: {line}")
+        out.update(f"{m.group(1)}@{t}" for t in range(int(m.group(2)), int(m.group(3)) + 1))
+    return out
+
+
+def shortstop(streams: dict[str, Path], rounds: int, str_rounds: int, meteor: bool) -> None:
+    systems = _systems(meteor)
+    results: dict[tuple[str, str], list] = {}
+    for k in range(rounds):
         for name, path in streams.items():
-            results[name].append(_run(PROGRAM, path, "--output-predicates", "ShortStop"))
+            for system, call in systems.items():
+                if system == "MeTeoR-Str" and k >= str_rounds:
+                    continue
+                results.setdefault((name, system), []).append(call(path))
+    print(f"ShortStop, whole process, best of {rounds} round(s) (MeTeoR-Str: {min(rounds, str_rounds)}):")
+    header = f"{'stream':<8}{'system':<14}{'facts':>9}{'wall s':>9}{'µs/fact':>10}{'facts/s':>11}"
+    print(header + f"{'peak RSS MiB':>14}{'answers':>9}{'rsp faster':>12}")
     for name, path in streams.items():
         n = _lines(path)
-        wall = min(r[0] for r in results[name])
-        rss = max(r[1] for r in results[name]) / 1024
-        print(
-            f"{name:<8}{n:>9,}{wall:>9.2f}{wall / n * 1e6:>10.1f}{n / wall:>11,.0f}{rss:>14.1f}"
-            f"{results[name][0][2]:>11,}"
-        )
+        rsp_wall = min(r[0] for r in results[(name, "rsp mtl")])
+        for system in systems:
+            runs = results[(name, system)]
+            wall = min(r[0] for r in runs)
+            rss = max(r[1] for r in runs) / 1024
+            ratio = f"{wall / rsp_wall:>11.1f}x" if system != "rsp mtl" else f"{'':>12}"
+            row = f"{name:<8}{system:<14}{n:>9,}{wall:>9.2f}{wall / n * 1e6:>10.1f}{n / wall:>11,.0f}"
+            print(row + f"{rss:>14.1f}{len(runs[0][2]):>9,}{ratio}")
+        if meteor:
+            _compare(name, results, path)
+
+
+def _compare(name: str, results: dict, path: Path) -> None:
+    """rsp's maximal intervals against MeTeoR's materialisation, and rsp's intervals at the data's time
+    points against MeTeoR-Str's streamed points."""
+    ours = sorted(results[(name, "rsp mtl")][0][2])
+    batch = sorted(results[(name, "MeTeoR batch")][0][2])
+    streamed = set(results[(name, "MeTeoR-Str")][0][2])
+    data_points = set()
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                data_points.add(line.strip().rsplit("@", 1)[1].strip("[]").split(",")[0])
+    at_points = {p for p in _points_of(ours) if p.rsplit("@", 1)[1] in data_points}
+    print(
+        f"  {name}: rsp's ShortStop intervals {'equal' if ours == batch else 'DIFFER FROM'} MeTeoR batch's "
+        f"({len(ours):,} / {len(batch):,}); at the data's time points "
+        f"{'equal' if at_points == streamed else 'DIFFER FROM'} MeTeoR-Str's "
+        f"({len(at_points):,} / {len(streamed):,})"
+    )
 
 
 def _density_stream(path: Path, points: int, density: int) -> None:
@@ -97,12 +174,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stream", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--str-rounds", type=int, default=1, help="rounds of MeTeoR-Str (slow)")
+    parser.add_argument("--no-meteor", action="store_true", help="rsp mtl alone")
     args = parser.parse_args()
     streams = {"S1": ROOT / "benchmarks" / "data" / "mtl" / "S1.txt"}
     for item in args.stream:
         name, _, path = item.partition("=")
         streams[name] = Path(path)
-    shortstop(streams, args.rounds)
+    shortstop(streams, args.rounds, args.str_rounds, not args.no_meteor)
     density(args.rounds)
 
 

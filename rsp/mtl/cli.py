@@ -97,42 +97,20 @@ def _points(text: str) -> list:
     return points
 
 
-def command(args: argparse.Namespace, out: TextIO) -> int:
-    from rsp.cli import _open_stream
-    from rsp.mtl import format_fact, load
-    from rsp.mtl.engine import Engine
-    from rsp.mtl.facts import read_facts
-    from rsp.mtl.intervals import number
+def writer(out: TextIO, fmt: str, points: bool):
+    """A function writing a batch of results (``[(time, items)]`` from :class:`rsp.mtl.Engine`) to
+    ``out`` in ``fmt`` (``intervals``, ``jsonl`` or ``count``), as ``rsp mtl`` prints them (shared by
+    ``rsp spark``)."""
+    from rsp.mtl import format_fact
+    from rsp.mtl.intervals import fmt_time
     from rsp.mtl.model import format_atom
 
-    program = load(args.program)
-    outputs = None
-    if args.output_predicates:
-        outputs = [p.strip() for p in args.output_predicates.split(",") if p.strip()]
-    horizon = None
-    if args.horizon is not None:
-        try:
-            horizon = number(args.horizon)
-        except (ValueError, ZeroDivisionError):
-            raise RspError(f"--horizon: not a time: {args.horizon!r}") from None
-    points = _points(args.points) if args.points else None
-    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
-    rejected = 0
-
-    def report(error) -> None:
-        nonlocal rejected
-        rejected += 1
-        if not args.quiet:
-            print(error, file=sys.stderr)
-
     write = out.write
-    fmt = args.format
-    from rsp.mtl.intervals import fmt_time
 
     def emit(results) -> None:
         for time, items in results:
             shown = time if isinstance(time, int) else fmt_time(time)
-            if points is not None:
+            if points:
                 atoms = sorted(format_atom(p, a) for p, a in items)
                 if fmt == "count":
                     write(f'{{"time": {json.dumps(shown)}, "count": {len(atoms)}}}\n')
@@ -148,6 +126,45 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 write(json.dumps({"time": shown, "facts": facts}, ensure_ascii=False) + "\n")
             else:
                 write("".join(f + "\n" for f in facts))
+
+    return emit
+
+
+def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | None]:
+    """``--output-predicates``, ``--horizon`` and ``--points`` read (shared by ``rsp spark``)."""
+    from rsp.mtl.intervals import number
+
+    outputs = None
+    if args.output_predicates:
+        outputs = [p.strip() for p in args.output_predicates.split(",") if p.strip()]
+    horizon = None
+    if args.horizon is not None:
+        try:
+            horizon = number(args.horizon)
+        except (ValueError, ZeroDivisionError):
+            raise RspError(f"--horizon: not a time: {args.horizon!r}") from None
+    points = _points(args.points) if args.points else None
+    return outputs, horizon, points
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.cli import _open_stream
+    from rsp.mtl import load
+    from rsp.mtl.engine import Engine
+    from rsp.mtl.facts import read_facts
+
+    program = load(args.program)
+    outputs, horizon, points = options(args)
+    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
+    rejected = 0
+
+    def report(error) -> None:
+        nonlocal rejected
+        rejected += 1
+        if not args.quiet:
+            print(error, file=sys.stderr)
+
+    emit = writer(out, args.format, points is not None)
 
     handle = _open_stream(args.stream)
     with handle:

@@ -36,6 +36,23 @@ class _Join:
     head: tuple
     rho: Interval | None
     body: list[tuple]  # (pred, terms)
+    plans: list[list[tuple]] | None = None  # per delta position: the other atoms, with bound positions
+
+    def __post_init__(self) -> None:
+        """For each body atom read from the delta, the join order of the others (body order) and, for
+        each, the argument positions already bound when it is looked up (constants and variables of
+        the atoms before it)."""
+        self.plans = []
+        for i, (_, terms) in enumerate(self.body):
+            bound = {t for t in terms if type(t) is Var}
+            plan = []
+            for j, (pred, other) in enumerate(self.body):
+                if j == i:
+                    continue
+                positions = tuple(k for k, t in enumerate(other) if type(t) is not Var or t in bound)
+                plan.append((pred, other, positions, len(positions) == len(other)))
+                bound.update(t for t in other if type(t) is Var)
+            self.plans.append(plan)
 
 
 @dataclass
@@ -270,6 +287,18 @@ class Engine:
         key = tuple(binding[terms[i]] if type(terms[i]) is Var else terms[i] for i in positions)
         return list(index.get(key, ()))
 
+    def _candidates(self, pred: str, terms: tuple, positions: tuple, binding: dict, table: dict) -> list:
+        """The ground atoms of ``pred`` agreeing with ``binding`` on ``positions`` (through an index)."""
+        if not positions:
+            return list(table)
+        index = self._indexes.get((pred, positions))
+        if index is None:
+            index = self._indexes[(pred, positions)] = {}
+            for args in table:
+                index.setdefault(tuple(args[i] for i in positions), set()).add(args)
+        key = tuple(binding[terms[i]] if type(terms[i]) is Var else terms[i] for i in positions)
+        return list(index.get(key, ()))
+
     def _containing(self, pred: str, args: tuple, part: Interval) -> Interval | None:
         """The maximal interval of ``pred(args)`` holding ``part``, cut at the slice's end."""
         for iv in self.store[pred][args]:
@@ -336,7 +365,7 @@ class Engine:
             for i, (p, terms) in enumerate(rule.body):
                 if p != pred:
                     continue
-                rest = rule.body[:i] + rule.body[i + 1 :]
+                rest = rule.plans[i]
                 for args, parts in facts.items():
                     b = _match(terms, args, {})
                     if b is None:
@@ -352,10 +381,17 @@ class Engine:
             out = current if rule.rho is None else shift(current, rule.rho)
             self._insert(hpred, _ground(hterms, binding), out)
             return
-        (pred, terms), remaining = rest[0], rest[1:]
+        (pred, terms, positions, full), remaining = rest[0], rest[1:]
         table = self.store.get(pred)
-        for args in self._lookup(pred, terms, binding):
-            b = _match(terms, args, binding)
+        if not table:
+            return
+        if full:  # every argument known: one ground atom to look at
+            args = _ground(terms, binding)
+            candidates = (args,) if args in table else ()
+        else:
+            candidates = self._candidates(pred, terms, positions, binding, table)
+        for args in candidates:
+            b = binding if full else _match(terms, args, binding)
             if b is None:
                 continue
             for iv in table[args]:

@@ -709,9 +709,10 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
     spark.add_argument(
         "--format",
-        choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count"),
+        choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count", "intervals"),
         default="jsonl",
-        help="as for rsp run (queries) or rsp lars (programs: jsonl, count, text)",
+        help="as for rsp run (queries), rsp lars (programs: jsonl, count, text) or rsp mtl (intervals, "
+        "jsonl, count)",
     )
     spark.add_argument("--output", "-o", help="write results to this file instead of stdout")
     spark.add_argument("--reject", metavar="DIR", help="write malformed lines here as JSON lines")
@@ -735,6 +736,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
         "query or program does not partition by it)",
     )
+    spark.add_argument(
+        "--mtl", action="store_true", help="the program is DatalogMTL, as for rsp mtl (implied by .mtl)"
+    )
+    spark.add_argument("--horizon", help="DatalogMTL: compute the model up to this time, as for rsp mtl")
+    spark.add_argument("--points", metavar="T,…|START:END[:STEP]", help="DatalogMTL: as for rsp mtl")
+    spark.add_argument("--output-predicates", metavar="P,Q", help="DatalogMTL: as for rsp mtl")
     spark.add_argument("--master", help="Spark master of a new session (default local[2])")
     spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)
     spark.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")

@@ -1,5 +1,6 @@
-"""``rsp spark``: a query (``.rq``) or LARS program (``.lars``) fed by Spark Structured Streaming, with
-the output of ``rsp run`` / ``rsp lars``.
+"""``rsp spark``: a query (``.rq``), LARS program (``.lars``) or DatalogMTL program (``.mtl`` or ``--mtl``,
+rsp/spark/mtl.py) fed by Spark Structured Streaming, with the output of ``rsp run`` / ``rsp lars`` /
+``rsp mtl``.
 
 Without ``--available-now`` the run goes on until SIGINT (Ctrl-C) or SIGTERM (``kill``, ``timeout``,
 systemd, ``docker stop``), which stop it the same way: the micro-batch in progress finishes (and, with
@@ -40,7 +41,11 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``rsp spark`` with parsed arguments, writing results to ``out``."""
     if args.sink_format and not args.sink:
         raise RspError("--sink-format needs --sink DIR")
+    from rsp.spark.mtl import is_mtl, run_mtl
+
     with StopSignals() as stop:
+        if is_mtl(args):
+            return run_mtl(args, out, stop, _drive, _summary)
         if Path(args.program).suffix == ".lars":
             return _run_program(args, out, stop)
         return _run_query(args, out, stop)

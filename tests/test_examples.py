@@ -38,6 +38,7 @@ SHOWS = {
     "traffic": re.compile(r"shortStop\(tr:\w+,[1-4]\)"),
     "cooling": re.compile(r"\|.*\balarm\b"),
     "caching": re.compile(r"\|.*\bfifo\b"),
+    "content-retrieval": re.compile(r"\|.*\bgetFrom\(i\d,\w+,\w+\)"),
     "spark-building": re.compile(r"ex:r10\d\s+\d+\.\d\s+\d+"),
 }
 

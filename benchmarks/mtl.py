@@ -5,7 +5,7 @@ intervals and RSS when the same stream's timestamps are 100× denser, for a prog
 intervals).
 
     python benchmarks/mtl.py                     # S1 (benchmarks/data/mtl/S1.txt), 3 rounds
-    python benchmarks/mtl.py --stream S2=../shared/mtl-bench/S2.txt   # another stream too
+    python benchmarks/mtl.py --stream S2=PATH/S2.txt   # another stream too (Hackathon S2, not vendored)
     python benchmarks/mtl.py --no-meteor         # rsp mtl alone
 
 Each run is a separate process (so the figures include start-up and parsing), round robin: every round
@@ -157,8 +157,10 @@ def density(rounds: int) -> None:
 
     assert not parse(program_text).punctual
     print("\nAlgorithm 6's promise: 20 time units, timestamps 1x and 100x denser (no punctual interval):")
-    print(f"{'density':<9}{'facts':>10}{'peak stored intervals':>23}")
+    print(f"{'density':<9}{'facts':>10}{'peak stored intervals':>23}{'wall s':>9}{'peak RSS MiB':>14}")
     with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "warm.txt"
+        program.write_text(program_text)
         for dens in (1, 100):
             path = Path(tmp) / f"d{dens}.txt"
             _density_stream(path, 20, dens)
@@ -167,7 +169,9 @@ def density(rounds: int) -> None:
                 for line in handle:
                     engine.push(*parse_fact(line))
             engine.finish()
-            print(f"{dens:<9}{engine.facts_read:>10,}{engine.peak_intervals:>23,}")
+            runs = [_run(program, path, "--format", "count") for _ in range(rounds)]
+            wall, rss = min(r[0] for r in runs), max(r[1] for r in runs) / 1024
+            print(f"{dens:<9}{engine.facts_read:>10,}{engine.peak_intervals:>23,}{wall:>9.2f}{rss:>14.1f}")
 
 
 def main() -> None:

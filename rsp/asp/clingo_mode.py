@@ -15,7 +15,7 @@ from rsp.asp.program import UNBOUNDED, AspProgram
 from rsp.asp.tuples import TupleWindows
 from rsp.lars.model import format_atom
 
-RENEW_EVERY = 8
+RENEW_EVERY = 4
 """Ticks solved by one control before it is renewed. clingo never forgets a ground rule: the parts of
 old ticks, switched off, stay in the solver as false variables and every solve pays for them (about
 0.2 µs each: after 300 ticks of a window of 50, 140,000 atoms made a tick 20 times slower than at the

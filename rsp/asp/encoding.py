@@ -2,12 +2,14 @@
 
 ``h(A, S, t)`` says the LARS atom A (a clingo term ``l<k>(args)``, one name per predicate and arity)
 holds at time point S in the answer at t. Each rule becomes, in the part ``step(t, …)`` grounded once
-for time point t, a rule whose body reads ``h`` atoms and window atoms of time t, guarded by the external
-``now(t)``: releasing it after the tick switches the part off, so the ground program never re-grounds
-older ticks (Ticker's Alg. 2). Stream atoms are facts ``in(A, S)`` added when they arrive (the step
-reads them only in ``[t - history, t]``, so they need no switching off); the elements in a tuple window
-``[#n]`` are externals ``tw(n, A, S)``, switched on when they enter and released when they leave.
-Comparisons and arithmetic call Python (``@cmp``, ``@ar``) so they keep rsp's semantics.
+for time point t, a rule whose body reads ``h`` atoms and window atoms of time t. Rules on a cycle
+through negation and constraints are guarded by the external ``now(t)``: releasing it after the tick
+switches them off; the others read the fact ``tick(t)`` and stay, harmless, each old tick's atoms
+carrying their own t (Ticker's Alg. 2: older ticks are never grounded again). Stream atoms are facts
+``in(A, S)`` added when they arrive (the step reads them only in ``[t - history, t]``, so they need no
+switching off); the elements in a tuple window ``[#n]`` are externals ``tw(n, A, S)``, switched on
+when they enter and released when they leave. Comparisons and arithmetic call Python (``@cmp``,
+``@ar``) so they keep rsp's semantics.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class Encoding:
     aux: dict[tuple, str] = field(default_factory=dict)
     definitions: list[str] = field(default_factory=list)
     history: int = 0  # how many points back the step reads stream atoms (UNBOUNDED: all)
+    guarded: frozenset[Sig] = frozenset()  # heads whose rules only hold while now(t) does
     base: str = ""
     step: str = ""
     inputs: str = ""
@@ -134,13 +137,15 @@ def encode(program: AspProgram, start: int) -> Encoding:
     enc.tuple_sizes = sizes
     horizons = [program.horizon(sig) for sig in _read_sigs(program)]
     enc.history = UNBOUNDED if UNBOUNDED in horizons else max(horizons, default=0)
+    enc.guarded = _unstratified(program)
     rules_text = [_rule(enc, rule) for rule in program.rules]
     lo = f"{start}" if enc.history == UNBOUNDED else f"t-{enc.history}"
     step = [
         "#external now(t).",
-        f"h(A,S,t) :- now(t), in(A,S), S = {lo}..t.",
-        f"h(A,S,t) :- now(t), fact(A), S = {lo}..t, S >= {start}.",
-        f"h(A,S,t) :- now(t), tfact(A,S), S >= {start}, S <= t.",
+        "tick(t).",
+        f"h(A,S,t) :- tick(t), in(A,S), S = {lo}..t.",
+        f"h(A,S,t) :- tick(t), fact(A), S = {lo}..t, S >= {start}.",
+        f"h(A,S,t) :- tick(t), tfact(A,S), S >= {start}, S <= t.",
         *enc.definitions,
         *rules_text,
     ]
@@ -159,6 +164,24 @@ def encode(program: AspProgram, start: int) -> Encoding:
     enc.step = f"#program step({params}).\n" + "\n".join(step)
     enc.inputs = "#program input(a,s).\nin(a,s).\n#program twin(n,a,s).\n#external tw(n,a,s)."
     return enc
+
+
+def _unstratified(program: AspProgram) -> frozenset[Sig]:
+    """Predicates on a cycle through negation: their rules (and constraints) carry the external
+    ``now(t)``, switched off after the tick, since old ticks' choices, odd loops and constraints must not
+    constrain later answers. The other rules read ``tick(t)``, a fact: the grounder evaluates their
+    stratified part as in one-shot solving, and old ticks' copies, each over its own t, are harmless."""
+    from rsp.asp.program import _edges
+    from rsp.lars.stratify import _components
+
+    graph = _edges(program.program)
+    succ = {h: sorted({b for b, _, _ in edges if b in graph}) for h, edges in graph.items()}
+    marked: set[Sig] = set()
+    for comp in _components(sorted(graph), succ):
+        members = set(comp)
+        if any(neg and body in members for head in comp for body, neg, _ in graph[head]):
+            marked |= members
+    return frozenset(marked)
 
 
 def _read_sigs(program: AspProgram) -> set[Sig]:
@@ -186,9 +209,9 @@ def _window_atom(enc: Encoding, ext: ExtAtom) -> str:
             vis = enc.aux[(True, n, "vis", sig)] = f"tv{len(enc.aux)}"
             q = _tuple_param(n)
             enc.definitions += [
-                f"{vis}({generic},S,t) :- now(t), tw({n},{generic},S).",
-                f"{vis}({generic},S,t) :- now(t), fact({generic}), S = {q}..t.",
-                f"{vis}({generic},S,t) :- now(t), tfact({generic},S), S >= {q}, S <= t.",
+                f"{vis}({generic},S,t) :- tick(t), tw({n},{generic},S).",
+                f"{vis}({generic},S,t) :- tick(t), fact({generic}), S = {q}..t.",
+                f"{vis}({generic},S,t) :- tick(t), tfact({generic},S), S >= {q}, S <= t.",
             ]
         if op is Op.PLAIN:
             return f"{vis}({atom},t,t)"
@@ -200,31 +223,31 @@ def _window_atom(enc: Encoding, ext: ExtAtom) -> str:
         if window.tuple_based:
             vis = enc.aux[(True, n, "vis", sig)]
             if op is Op.DIAMOND:
-                enc.definitions.append(f"{name}({generic},t) :- now(t), {vis}({generic},S,t).")
+                enc.definitions.append(f"{name}({generic},t) :- tick(t), {vis}({generic},S,t).")
             else:  # box: every point of [q, t]
                 q = _tuple_param(n)
                 enc.definitions += [
-                    f"{name}({generic},t) :- now(t), {vis}({generic},t,t), not {name}_gap({generic},t).",
-                    f"{name}_gap({generic},t) :- now(t), {vis}({generic},t,t), S = {q}..t, "
+                    f"{name}({generic},t) :- tick(t), {vis}({generic},t,t), not {name}_gap({generic},t).",
+                    f"{name}_gap({generic},t) :- tick(t), {vis}({generic},t,t), S = {q}..t, "
                     f"not {vis}({generic},S,t).",
                 ]
         elif op is Op.DIAMOND:
-            enc.definitions.append(f"{name}({generic},t) :- now(t), h({generic},S,t), S >= t-{n}.")
+            enc.definitions.append(f"{name}({generic},t) :- tick(t), h({generic},S,t), S >= t-{n}.")
         elif op is Op.BOX:
             enc.definitions += [
-                f"{name}({generic},t) :- now(t), h({generic},t,t), not {name}_gap({generic},t).",
-                f"{name}_gap({generic},t) :- now(t), h({generic},t,t), S = t-{n}..t, S >= {enc.start}, "
+                f"{name}({generic},t) :- tick(t), h({generic},t,t), not {name}_gap({generic},t).",
+                f"{name}_gap({generic},t) :- tick(t), h({generic},t,t), S = t-{n}..t, S >= {enc.start}, "
                 f"not h({generic},S,t).",
             ]
         else:  # [n] @T
-            enc.definitions.append(f"{name}({generic},S,t) :- now(t), h({generic},S,t), S >= t-{n}.")
+            enc.definitions.append(f"{name}({generic},S,t) :- tick(t), h({generic},S,t), S >= t-{n}.")
     if op is Op.AT:
         return f"{name}({atom},{time},t)"
     return f"{name}({atom},t)"
 
 
 def _rule(enc: Encoding, rule: Rule) -> str:
-    body = ["now(t)"]
+    body = ["now(t)" if rule.is_constraint or rule.head.atom.sig in enc.guarded else "tick(t)"]
     bound: set[str] = set()
     for lit in rule.positive_atoms():
         body.append(_window_atom(enc, lit))

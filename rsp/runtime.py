@@ -21,9 +21,9 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import islice
 from numbers import Integral
-from operator import itemgetter, le
+from operator import le
 from pathlib import Path
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
@@ -35,7 +35,6 @@ from rsp.query import ast
 from rsp.query.algebra import ExpressionCache
 
 Triple = tuple[str, str, str]
-_first = itemgetter(0)
 
 
 @dataclass
@@ -208,7 +207,6 @@ class QueryHandle:
         self._arity = {
             t.pred: len(t.variables) + (t.time_var is not None) for t in translation.tables.values()
         }
-        self._in_order = lars_engine.needs_arrival_order  # [TRIPLES n] windows: keep arrival order
         self.results: list[Result] = []
         self._subscribers: list[Callable[[Result], None]] = []
         self.slot = translation.slot
@@ -225,10 +223,23 @@ class QueryHandle:
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
         self.keep = True
-        # with Engine(explain=True): each stream element's own times (ms) while it can be in a window
-        self._element_times: dict[tuple, list[int]] | None = {} if engine.explain else None
+        # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time
+        # window can hold it
+        from rsp.query.builtins import TIMESTAMP, calls
+
+        self._timestamps = calls(query, TIMESTAMP)
+        keep = engine.explain or self._timestamps
+        self._element_times: dict[tuple, list[int]] | None = {} if keep else None
         self._element_order: deque = deque()
-        self._keep_elements = max((w.triples for w in query.windows if w.triples is not None), default=0)
+        # [TRIPLES n] windows, counted per stream: stream predicate -> its count windows (predicate, n),
+        # the elements not yet in a closed instant (time, arrival number, triple), the last ones before
+        # the last closed instant in time order (equal times in arrival order)
+        self._counts: dict[str, list[tuple[str, int]]] = {}
+        for count, (iri, n) in translation.counts.items():
+            self._counts.setdefault(translation.streams[iri], []).append((count, n))
+        self._count_new: dict[str, list] = {pred: [] for pred in self._counts}
+        self._count_last = {pred: deque(maxlen=max(n for _c, n in c)) for pred, c in self._counts.items()}
+        self._arrivals = 0
 
     def _variables(self) -> tuple[str, ...]:
         """A SELECT's result variables: its projection, or for ``SELECT *`` the in-scope variables of
@@ -259,10 +270,12 @@ class QueryHandle:
         """Stream triples at ``time`` (not late: no older than the last closed instant) as atoms of the
         window predicate ``pred``; an element older than others already added joins its own slot."""
         self._close_before(time)
-        self._add_to_slot(time // self.slot, pred, triples, time)
+        self._add_to_slot(time // self.slot, pred, triples)
         self._seen(time)
         if self._element_times is not None:
             self._keep_times(pred, [time] * len(triples), triples)
+        if pred in self._counts:
+            self._count(pred, [time] * len(triples), triples)
         self._catch_up()
 
     def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], pred: str) -> None:
@@ -286,10 +299,12 @@ class QueryHandle:
                 stop = bisect_left(times, min((time // slot + 1) * slot, self._next_instant), i, end)
             chunk = triples[i:stop]
             chunk = chunk if isinstance(chunk, list) else list(chunk)
-            self._add_to_slot(time // slot, pred, chunk, times[i:stop] if self._in_order else time)
+            self._add_to_slot(time // slot, pred, chunk)
             self._seen(times[stop - 1])
             if self._element_times is not None:
                 self._keep_times(pred, times[i:stop], chunk)
+            if pred in self._counts:
+                self._count(pred, times[i:stop], chunk)
             self._catch_up()
             i = stop
 
@@ -321,19 +336,57 @@ class QueryHandle:
         if self._next_instant <= self._last_element:
             self._close_through(self._last_element)
 
-    def _add_to_slot(self, slot: int, pred: str, triples: list, time: int | Sequence[int]) -> None:
-        """Keep ``triples`` (at ``time``, or at ``time[i]`` each) for the engine step of their slot."""
-        if self._in_order:  # [TRIPLES n] windows count atoms across predicates, in time order (see _close)
-            times = [time] * len(triples) if isinstance(time, int) else time
-            self._pending.setdefault(slot, []).extend(zip(times, repeat(pred), triples))
-        else:  # per predicate, as the engine stores them (see rsp.engine.Engine.step)
-            groups = self._pending.get(slot)
-            if groups is None:
-                self._pending[slot] = {pred: list(triples)}
-            elif pred in groups:
-                groups[pred].extend(triples)
+    def _add_to_slot(self, slot: int, pred: str, triples: list) -> None:
+        """Keep ``triples`` for the engine step of their slot, per predicate, as the engine stores them
+        (see rsp.engine.Engine.step)."""
+        groups = self._pending.get(slot)
+        if groups is None:
+            self._pending[slot] = {pred: list(triples)}
+        elif pred in groups:
+            groups[pred].extend(triples)
+        else:
+            groups[pred] = list(triples)
+
+    def _count(self, pred: str, times: Sequence[int], triples: Sequence[Triple]) -> None:
+        """Elements of a stream read by ``[TRIPLES n]`` windows, numbered in arrival order."""
+        start = self._arrivals
+        self._arrivals += len(triples)
+        self._count_new[pred].extend(zip(times, range(start, self._arrivals), triples, strict=True))
+
+    def _count_atoms(self, instant: int, groups: dict) -> dict:
+        """``groups`` (the stream atoms of the instant's time point) with the content of every count
+        window at ``instant``: the last n elements of its stream before it, as if every element that is
+        not late had come in time order (DESIGN.md §5)."""
+        for pred, windows in self._counts.items():
+            new = self._count_new[pred]
+            if new:
+                before = sorted(e for e in new if e[0] < instant)
+                self._count_new[pred] = [e for e in new if e[0] >= instant]
+                self._count_last[pred].extend((time, triple) for time, _n, triple in before)
+            last = list(self._count_last[pred])
+            for count, n in windows:
+                groups[count] = [triple for _time, triple in last[-n:]]
+        return groups
+
+    def count_times(self, count: str, triple: Triple) -> list[int]:
+        """The times (ms) of the elements holding ``triple`` in the count window ``count`` (a predicate
+        of ``translation.counts``) at the last closed instant."""
+        iri, n = self.translation.counts[count]
+        last = list(self._count_last[self.translation.streams[iri]])[-n:]
+        return [time for time, held in last if held == triple]
+
+    def _element_time(self, triple: Triple) -> int | None:
+        """f:timestamp at the last closed instant: the time of the latest element holding ``triple`` in
+        a window of the query (see rsp.query.builtins), or None."""
+        instant, streams, found = self.closed_until, self.translation.streams, []
+        counts = {(iri, n): count for count, (iri, n) in self.translation.counts.items()}
+        for window in self.query.windows:
+            if window.triples is not None:
+                found.extend(self.count_times(counts[window.stream, window.triples], triple))
             else:
-                groups[pred] = list(triples)
+                times = self._element_times.get((streams[window.stream], triple), ())
+                found.extend(t for t in times if instant - window.range <= t < instant)
+        return max(found, default=None)
 
     def _keep_times(self, pred: str, times: Sequence[int], triples: Sequence[Triple]) -> None:
         """Engine(explain=True): remember each element's own time while a window can hold it."""
@@ -344,24 +397,22 @@ class QueryHandle:
             order.append((time, key))
 
     def _close(self, instant: int) -> None:
-        from rsp.query.builtins import set_now
+        from rsp.query.builtins import set_element_times, set_now
 
         set_now(instant)  # NOW() is the instant's time
         point = instant // self.slot - 1
         if self._engine_time is None:
             first = max(0, (instant - self._max_range) // self.slot)
             self._engine_time = min(first, min(self._pending, default=first)) - 1
-        lars, pending, in_order = self.lars, self._pending, self._in_order
+        lars, pending = self.lars, self._pending
         for k in range(self._engine_time + 1, point + 1):
-            atoms = pending.pop(k, [])
-            if in_order and atoms:
-                # [TRIPLES n]: the last n elements by time, equal times in arrival order, as if every
-                # element had come in time order (a stable sort)
-                atoms.sort(key=_first)
-                atoms = [(pred, triple) for _time, pred, triple in atoms]
+            atoms = pending.pop(k, {})
+            if k == point and self._counts:
+                atoms = self._count_atoms(instant, atoms)
             lars.step(k, atoms)
         self._engine_time = max(self._engine_time, point)
         self.closed_until = instant
+        set_element_times(self._element_time if self._timestamps else None)
         if self._element_times is not None:
             self._forget_elements(instant)
         self._emit(instant)
@@ -370,7 +421,7 @@ class QueryHandle:
         """Drop the kept times of elements that no window of the query can hold any more."""
         times, order = self._element_times, self._element_order
         cutoff = instant - self._max_range - self.slot
-        while len(order) > self._keep_elements and order[0][0] < cutoff:
+        while order and order[0][0] < cutoff:
             time, key = order.popleft()
             kept = times[key]
             kept.remove(time)  # out-of-order elements: not necessarily the first time kept

@@ -9,6 +9,10 @@ their source (relabelled ``_:src<i>_<label>``, an RDF merge).
 Only rdflib and owlrl compute answers here. The query text is rewritten into plain SPARQL: the REGISTER
 and FROM STREAM / FROM NAMED WINDOW clauses are dropped and ``WINDOW w { … }`` becomes ``GRAPH w { … }``
 over a dataset whose named graph w is the closure of static ∪ content(w, t).
+
+C-SPARQL's ``f:timestamp(?s, ?p, ?o)`` is an rdflib custom function here, read from the definition
+(docs/queries.md): the time of the latest element holding the triple in any window of the query at
+the instant; a triple no window element holds is an error.
 """
 
 from __future__ import annotations
@@ -18,11 +22,36 @@ from collections import Counter
 
 import owlrl
 import rdflib
-from rdflib import RDF, RDFS, BNode, Dataset, Graph, URIRef
+from rdflib import RDF, RDFS, BNode, Dataset, Graph, Literal, URIRef
+from rdflib.plugins.sparql.operators import register_custom_function
+from rdflib.plugins.sparql.sparql import SPARQLError
 
 from rsp.background.vocab import SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, is_noise
 
 XSD_INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+TIMESTAMP = URIRef("http://larkc.eu/csparql/sparql/jena/ext#timestamp")
+
+_element_times: dict[tuple, int] = {}
+"""f:timestamp at the instant being evaluated: rdflib triple -> time of its latest window element."""
+
+
+def _timestamp(s, p, o):
+    time = _element_times.get((s, p, o))
+    if time is None:
+        raise SPARQLError(f"f:timestamp: no element in a window holds {s.n3()} {p.n3()} {o.n3()}")
+    return Literal(time)
+
+
+register_custom_function(TIMESTAMP, _timestamp, override=True)
+
+
+def _set_element_times(elements) -> None:
+    """The (time, N-Triples triple) elements in the windows at the instant: f:timestamp's table."""
+    _element_times.clear()
+    for time, triple in elements:
+        for key in _graph([triple]):
+            if _element_times.get(key, -1) < time:
+                _element_times[key] = time
 
 
 def _graph(triples) -> Graph:
@@ -149,17 +178,21 @@ def run(query_text: str, windows, elements, static, regime: str, step: int):
     while instant <= (last // step + 1) * step:
         default: set = set()
         named: dict[str, set] = {}
+        held = []
         for name, size, count in windows:
             if count is not None:
-                content = [t for tau, t in elements if tau < instant][-count:]
+                timed = [(tau, t) for tau, t in elements if tau < instant][-count:]
             else:
-                content = [t for tau, t in elements if instant - size <= tau < instant]
+                timed = [(tau, t) for tau, t in elements if instant - size <= tau < instant]
+            held.extend(timed)
+            content = [t for _tau, t in timed]
             if name is None:
                 default.update(content)
             else:
                 named.setdefault(name, set()).update(content)
         default_graph = _terms(closure(set(static) | default, regime))
         named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        _set_element_times(held)
         out.append((instant, answer(sparql, default_graph, named_graphs)))
         instant += step
     return out
@@ -271,16 +304,20 @@ def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: 
     for instant in range(first, last + 1, step):
         default: set = set()
         named: dict[str, set] = {}
+        held = []
         for name, stream, size, count in windows:
             if count is not None:
-                content = [t for tau, s, t in kept if s == stream and tau < instant][-count:]
+                timed = [(tau, t) for tau, s, t in kept if s == stream and tau < instant][-count:]
             else:
-                content = [t for tau, s, t in kept if s == stream and instant - size <= tau < instant]
+                timed = [(tau, t) for tau, s, t in kept if s == stream and instant - size <= tau < instant]
+            held.extend(timed)
+            content = [t for _tau, t in timed]
             if name is None:
                 default.update(content)
             else:
                 named.setdefault(name, set()).update(content)
         default_graph = _terms(closure(set(static) | default, regime))
         named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        _set_element_times(held)
         out.append((instant, answer(sparql, default_graph, named_graphs)))
     return out, len(late)

@@ -1,12 +1,21 @@
 """The SPARQL 1.1 built-in functions beyond those of :mod:`rsp.query.expr`: term constructors (STRDT,
 STRLANG, BNODE, UUID, STRUUID), hashes (MD5, SHA1, SHA256, SHA384, SHA512), the parts of a dateTime
-(YEAR … SECONDS, TIMEZONE, TZ) and the functions that depend on the evaluation (NOW, RAND).
+(YEAR … SECONDS, TIMEZONE, TZ), the functions that depend on the evaluation (NOW, RAND) and C-SPARQL's
+``f:timestamp(?s, ?p, ?o)`` (``f:`` is ``<http://larkc.eu/csparql/sparql/jena/ext#>``).
 
 ``NOW()`` is the time of the instant being evaluated (:func:`set_now`, called by the runtime before it
 evaluates an instant), as an ``xsd:dateTime`` in UTC: the answer at instant 1000 ms sees
 ``"1970-01-01T00:00:01Z"``. ``BNODE()`` is a new blank node at every call; ``BNODE(str)`` is the same
 blank node for the same string within one solution (:func:`new_solution` starts the next one) and a
 new one for the next solution (§17.4.2.9).
+
+``f:timestamp(s, p, o)`` is the time (ms, an ``xsd:integer``) of the stream element that holds the
+triple in a window of the query at the instant being evaluated: the latest such element when several
+do, as in C-SPARQL, whose Jena engine keeps one time per triple and lets each element of the window
+overwrite the time of the one before (``eu.larkc.csparql.sparql.jena.JenaEngine.addStatement``). A
+triple that no element in a window holds (a static or entailed triple, or none) has no time: an error,
+so ``BIND`` leaves the variable unbound and ``FILTER`` drops the solution (C-SPARQL answers ``false``).
+The runtime says which elements the windows hold with :func:`set_element_times`.
 
 >>> from rsp.query.ast import FunctionCall
 >>> from rsp.query.expr import compile_expr
@@ -35,11 +44,15 @@ from rsp.query.ast import Expr, FunctionCall
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_DAYTIME_DURATION = f"<{XSD}dayTimeDuration>"
 
-VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE"})
+TIMESTAMP = "<http://larkc.eu/csparql/sparql/jena/ext#timestamp>"
+"""C-SPARQL's ``f:timestamp(?s, ?p, ?o)``: the time of the window element holding a triple."""
+
+VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
 """Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
 a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
 
 _now: list[E.Value | None] = [None]
+_element_time: list[Callable[[tuple[str, str, str]], int | None] | None] = [None]
 _scope = [0]
 _labels = itertools.count(1)
 _named: dict[tuple[int, str], E.Value] = {}
@@ -51,6 +64,23 @@ def set_now(ms: int) -> None:
     fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
     lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
     _now[0] = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
+
+
+def set_element_times(lookup: Callable[[tuple[str, str, str]], int | None] | None) -> None:
+    """What ``f:timestamp`` reads until the next call: ``lookup(triple)`` is the time (ms) of the latest
+    element holding ``triple`` (N-Triples terms) in a window of the query at the instant, or None."""
+    _element_time[0] = lookup
+
+
+def calls(node, name: str) -> bool:
+    """Whether a query (or any part of its AST) calls the function ``name`` anywhere."""
+    if isinstance(node, FunctionCall) and node.name == name:
+        return True
+    if isinstance(node, (tuple, list)):
+        return any(calls(item, name) for item in node)
+    if _is_expr(node):
+        return any(calls(getattr(node, f), name) for f in node.__dataclass_fields__)
+    return False
 
 
 def new_solution() -> None:
@@ -202,6 +232,25 @@ def _tz(a: E.Value) -> E.Value | None:
     return E.string(match.group(1) if match else "")
 
 
+def _nt(v: E.Value) -> str:
+    """A term in N-Triples syntax (an IRI built by IRI() has no text of its own yet)."""
+    return f"<{v.lex}>" if v.kind == E.IRI else v.nt()
+
+
+def _timestamp(c, expr: FunctionCall) -> E.ValueFn:
+    fs, fp, fo = c.args(expr, 3, 3)
+
+    def timestamp(sol: tuple) -> E.Value | None:
+        s, p, o = fs(sol), fp(sol), fo(sol)
+        lookup = _element_time[0]
+        if s is None or p is None or o is None or lookup is None:
+            return None
+        time = lookup((_nt(s), _nt(p), _nt(o)))
+        return None if time is None else E.number(time, 0)
+
+    return timestamp
+
+
 FUNCTIONS: dict[str, Callable] = {
     "STRDT": E._on_value(2, 2, _strdt),
     "STRLANG": E._on_value(2, 2, _strlang),
@@ -223,6 +272,7 @@ FUNCTIONS: dict[str, Callable] = {
     "SECONDS": E._on_value(1, 1, _seconds),
     "TIMEZONE": E._on_value(1, 1, _timezone),
     "TZ": E._on_value(1, 1, _tz),
+    TIMESTAMP: _timestamp,
 }
 """Name -> builder ``(compiler, call) -> closure`` (merged into :mod:`rsp.query.expr`'s table)."""
 

@@ -7,6 +7,10 @@ n = RANGE/slot − 1 covers exactly the slots of [t − RANGE, t): the RSP-QL wi
 
 Predicates:
 - ``s0, s1, …`` one per stream IRI: the stream elements ``sK(S, P, O)`` (extensional);
+- ``c0, c1, …`` one per ``[TRIPLES n]`` window: its content, the last n elements of its stream before
+  the instant, counted per stream (DESIGN.md §5); the runtime keeps each stream's last elements and
+  gives them as atoms at the instant's time point, so that two streams' count windows never count
+  each other's elements (a LARS tuple window counts every stream atom);
 - ``g`` the default graph: every ``FROM STREAM`` window, the static graphs and ontologies, closed
   under the entailment regime (background rules over ``g``); ``w0, w1, …`` the same for each
   ``FROM NAMED WINDOW`` (``WINDOW w { … }`` blocks read it);
@@ -67,6 +71,8 @@ class Translation:
     tables: dict[int, PatternTable] = field(default_factory=dict)
     """id(AST node) -> its solution table, for BGP and BOX/AT window blocks"""
     windows: dict[str | None, list[ast.StreamWindow]] = field(default_factory=dict)
+    counts: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """count-window predicate (``c0``, …) -> (stream IRI, n) of a ``[TRIPLES n]`` window"""
 
 
 def _gcd(values: list[int]) -> int:
@@ -145,11 +151,6 @@ class Translator:
             if window.stream not in out.streams:
                 out.streams[window.stream] = f"s{len(out.streams)}"
             out.windows.setdefault(window.name, []).append(window)
-        counted = [w for w in query.windows if w.triples is not None]
-        if counted and len(out.streams) > 1:
-            raise _error(
-                query, counted[0].pos, "[TRIPLES n] windows are supported only in queries with one stream"
-            )
         named = 0
         for name, windows in out.windows.items():
             if name is None:
@@ -169,12 +170,13 @@ class Translator:
         return out
 
     def _window_rule(self, pred: str, window: ast.StreamWindow) -> Rule:
-        stream = self.out.streams[window.stream]
-        if window.triples is not None:
-            lars_window = Window(window.triples, tuple_based=True)
+        if window.triples is not None:  # the runtime gives the window's content at the instant
+            count = f"c{len(self.out.counts)}"
+            self.out.counts[count] = (window.stream, window.triples)
+            body = ExtAtom(Atom(count, TRIPLE_VARS))
         else:
-            lars_window = Window(window.range // self.out.slot - 1)
-        body = ExtAtom(Atom(stream, TRIPLE_VARS), Op.DIAMOND, lars_window)
+            stream = self.out.streams[window.stream]
+            body = ExtAtom(Atom(stream, TRIPLE_VARS), Op.DIAMOND, Window(window.range // self.out.slot - 1))
         return Rule(Head(Atom(pred, TRIPLE_VARS)), (body,), _origin(self.query, window.pos, "window"))
 
     def _slot_graph(self, name: str, pos) -> tuple[str, int]:

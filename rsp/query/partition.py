@@ -8,7 +8,9 @@ answers of one engine over the whole stream. The compiler checks, and refuses wi
 * every triple pattern (in every group, OPTIONAL, UNION, MINUS, EXISTS and window block) has a constant
   predicate and ``?k`` as its subject or object, always in the same place for a given predicate — so a
   stream triple's partition is the term in that place (the *key*), and triples of other predicates can
-  match no pattern;
+  match no pattern; a property path counts as its one-step links when it is an alternative of IRIs and
+  inverse IRIs (``?k ex:p|^ex:q ?o``), and is refused otherwise: ``*``, ``+``, ``?``, a negated set
+  and a sequence join or equate resources that may lie in different partitions (or match any predicate);
 * the answers of different partitions are disjoint and need no combining: a SELECT whose projection
   keeps ``?k`` (``SELECT *`` does; with aggregates, ?k is then grouped by), no ORDER BY, LIMIT or OFFSET, no
   sub-SELECT, no count window ``[TRIPLES n]`` (it counts triples of every partition);
@@ -93,11 +95,13 @@ def _refuse(query: ast.Query, var: str, reason: str, pos: Position | None = None
     return RspError(f"--partition-by ?{var}: {reason}", pos or query.pos or Position(query.file))
 
 
-def _patterns(group: ast.Group) -> Iterator[ast.TriplePattern | ast.SubSelect]:
+def _patterns(group: ast.Group) -> Iterator[ast.TriplePattern | ast.PathPattern | ast.SubSelect]:
     for element in group.elements:
         match element:
             case ast.BGP(triples=triples):
                 yield from triples
+            case ast.PathPattern():
+                yield element
             case ast.Optional(group=inner) | ast.Minus(group=inner) | ast.WindowBlock(group=inner):
                 yield from _patterns(inner)
             case ast.Union(alternatives=alternatives):
@@ -128,6 +132,38 @@ def _exists(expr: ast.Expr) -> Iterator[ast.Exists]:
                 yield from _exists(option)
 
 
+def _links(path: ast.Path) -> list[tuple[str, bool]] | None:
+    """The one-step links (IRI, inverted) of a path that is an alternative of IRIs and inverse IRIs;
+    None for any other path (repetition, negated set, sequence)."""
+    match path:
+        case str():
+            return [(path, False)]
+        case ast.PathInverse(path=str() as iri):
+            return [(iri, True)]
+        case ast.PathInverse(path=ast.PathInverse(path=inner)):
+            return _links(inner)
+        case ast.PathAlternative(parts=parts):
+            links = [_links(part) for part in parts]
+            return None if None in links else [link for part in links for link in part]
+    return None
+
+
+def _path_triples(query: ast.Query, var: str, pattern: ast.PathPattern) -> list[ast.TriplePattern]:
+    """A path pattern as the triple patterns of its links, or the refusal saying why it cannot be keyed."""
+    from rsp.query.text import path_text
+
+    links = _links(pattern.path)
+    if links is None:
+        reason = (
+            f"the property path {path_text(pattern.path)} may join or equate resources of different "
+            f"partitions (only alternatives of IRIs and ^IRIs are keyed: write the links as triple "
+            f"patterns on ?{var}, or run without --partition-by)"
+        )
+        raise _refuse(query, var, reason, pattern.pos)
+    s, o, pos = pattern.subject, pattern.object, pattern.pos
+    return [ast.TriplePattern(*((o, iri, s) if back else (s, iri, o)), pos) for iri, back in links]
+
+
 def partition_plan(query: ast.Query, variable: str, background: Sequence[Rule] = ()) -> KeyPlan:
     """The keying of ``query``'s stream triples by ``variable`` (``?k`` or ``k``); raises
     :class:`rsp.errors.RspError` with the reason when the query is not partitionable by it.
@@ -156,9 +192,15 @@ def partition_plan(query: ast.Query, variable: str, background: Sequence[Rule] =
     # (a projection that keeps ?k also groups by it: the query checks refuse ungrouped projected variables)
     keyed: dict[Signature, int] = {}
     found = False
+    patterns: list[ast.TriplePattern] = []
     for pattern in _patterns(form.where):
         if isinstance(pattern, ast.SubSelect):
             raise _refuse(query, var, "a sub-SELECT may combine answers across partitions", pattern.pos)
+        if isinstance(pattern, ast.PathPattern):
+            patterns.extend(_path_triples(query, var, pattern))
+        else:
+            patterns.append(pattern)
+    for pattern in patterns:
         found = True
         where = pattern.pos
         if isinstance(pattern.predicate, ast.Var):

@@ -1,4 +1,5 @@
-"""Rendering query AST fragments back as SPARQL text (for explanations and ``rsp explain``).
+"""Rendering query AST fragments (expressions, terms, property paths) back as SPARQL text, for
+explanations, ``rsp explain`` and error messages.
 
 >>> from rsp.query import ast
 >>> expr_text(ast.BinaryOp(">", ast.Var("v"), '"80"^^<http://www.w3.org/2001/XMLSchema#integer>'))
@@ -49,3 +50,31 @@ def expr_text(expr) -> str:
 def _nested(expr) -> str:
     text = expr_text(expr)
     return f"({text})" if isinstance(expr, ast.BinaryOp) else text
+
+
+def path_text(path) -> str:
+    """A property path in SPARQL syntax.
+
+    >>> path_text(ast.PathRepeat(ast.PathAlternative(("<p>", ast.PathInverse("<q>"))), "+"))
+    '(<p>|^<q>)+'
+    """
+    match path:
+        case str():
+            return "a" if path == "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>" else path
+        case ast.PathInverse(path=inner):
+            return f"^{_path_nested(inner)}"
+        case ast.PathSequence(parts=parts):
+            return "/".join(_path_nested(p) for p in parts)
+        case ast.PathAlternative(parts=parts):
+            return "|".join(_path_nested(p) for p in parts)
+        case ast.PathRepeat(path=inner, mod=mod):
+            return f"{_path_nested(inner)}{mod}"
+        case ast.PathNegated(forward=forward, inverse=inverse):
+            links = [path_text(iri) for iri in forward] + [f"^{path_text(iri)}" for iri in inverse]
+            return f"!({'|'.join(links)})"
+    return str(path)
+
+
+def _path_nested(path) -> str:
+    text = path_text(path)
+    return f"({text})" if isinstance(path, (ast.PathSequence, ast.PathAlternative)) else text

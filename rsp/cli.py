@@ -711,8 +711,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count", "intervals"),
         default="jsonl",
-        help="as for rsp run (queries), rsp lars (programs: jsonl, count, text) or rsp mtl (intervals, "
-        "jsonl, count)",
+        help="as for rsp run (queries), rsp lars (programs: jsonl, count, text) or the mtl command "
+        "(DatalogMTL: intervals, jsonl, count)",
     )
     spark.add_argument("--output", "-o", help="write results to this file instead of stdout")
     spark.add_argument("--reject", metavar="DIR", help="write malformed lines here as JSON lines")
@@ -737,11 +737,13 @@ def build_parser() -> argparse.ArgumentParser:
         "query or program does not partition by it)",
     )
     spark.add_argument(
-        "--mtl", action="store_true", help="the program is DatalogMTL, as for rsp mtl (implied by .mtl)"
+        "--mtl",
+        action="store_true",
+        help="the program is DatalogMTL, run as the mtl command does (implied by .mtl)",
     )
-    spark.add_argument("--horizon", help="DatalogMTL: compute the model up to this time, as for rsp mtl")
-    spark.add_argument("--points", metavar="T,…|START:END[:STEP]", help="DatalogMTL: as for rsp mtl")
-    spark.add_argument("--output-predicates", metavar="P,Q", help="DatalogMTL: as for rsp mtl")
+    spark.add_argument("--horizon", help="DatalogMTL: compute the model up to this time")
+    spark.add_argument("--points", metavar="T,…|START:END[:STEP]", help="DatalogMTL: report these points")
+    spark.add_argument("--output-predicates", metavar="P,Q", help="DatalogMTL: the predicates to report")
     spark.add_argument("--master", help="Spark master of a new session (default local[2])")
     spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)
     spark.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")

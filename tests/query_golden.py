@@ -8,7 +8,10 @@ A case folder holds:
 - ``case.json``: ``{"streams": [[IRI, FILE], …], "entailment": "none"|"rdfs"|"owlrl", "ontology": FILE or
   null, "late": N, "about": "…"}`` — the stream files in the order given to ``rsp run`` (a stream may
   have several files), the ontology (a file of the case, or a path from the repository root such as
-  ``ontologies/transport.ttl``), and how many elements are late;
+  ``ontologies/transport.ttl``), and how many elements are late; optionally ``"graphs": {IRI: FILE}``,
+  the static named graphs of ``FROM NAMED <IRI>`` (N-Triples files of the case, given to ``rsp run``
+  with ``--graph IRI=FILE``);
+- optionally ``README.md``: how the expected answers were checked by hand;
 - the stream files (N-Triples lines ending in ``# <ms>``, in arrival order: lines may be out of time
   order);
 - ``expected.jsonl``: one record per instant, ``{"time": t, "bindings": [...]}`` (or ``"triples"``,
@@ -76,16 +79,17 @@ def static_triples(ontology: str | Path | None) -> list:
     return load_ontology(ontology) if ontology else []
 
 
-def oracle(text: str, files: list[tuple[str, list]], regime: str, static) -> tuple[list, int]:
+def oracle(text: str, files: list[tuple[str, list]], regime: str, static, graphs=None) -> tuple[list, int]:
     """The reference answers [(instant, answer)] and late count of a query over stream files
-    [(stream IRI, [(time, triple)] in line order)] replayed as ``rsp run`` replays them."""
+    [(stream IRI, [(time, triple)] in line order)] replayed as ``rsp run`` replays them; ``graphs`` the
+    static named graphs {IRI: triples}."""
     query = parse_query(text)
     windows = [(w.name, w.stream, w.range, w.triples) for w in query.windows]
     arrivals = [
         (time, files[index][0], index, triple)
         for index, time, triple in query_oracle.merged([elements for _iri, elements in files])
     ]
-    return query_oracle.run_arrivals(text, windows, arrivals, static, regime, step_of(query))
+    return query_oracle.run_arrivals(text, windows, arrivals, static, regime, step_of(query), graphs)
 
 
 def records(text: str, answers) -> list[dict]:
@@ -138,10 +142,18 @@ def load_case(folder: Path) -> tuple[str, dict, list[tuple[str, list]], Path | N
     return (folder / "query.rq").read_text(encoding="utf-8"), case, files, path
 
 
+def named_graphs(folder: Path, case: dict) -> dict[str, list]:
+    """The case's static named graphs {IRI (in brackets): triples}."""
+    from rsp.background import load_ontology as load_graph
+
+    return {f"<{iri}>": load_graph(folder / file) for iri, file in case.get("graphs", {}).items()}
+
+
 def rewrite_expected(folder: Path) -> None:
     """Write ``expected.jsonl`` and the late count of ``case.json`` from the oracle."""
     text, case, files, ontology = load_case(folder)
-    answers, late = oracle(text, files, case["entailment"], static_triples(ontology))
+    graphs = named_graphs(folder, case)
+    answers, late = oracle(text, files, case["entailment"], static_triples(ontology), graphs)
     case["late"] = late
     (folder / "case.json").write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records(text, answers))

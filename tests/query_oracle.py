@@ -116,10 +116,17 @@ def _reflexive(triple) -> bool:
     )
 
 
+_CQELS_STREAM = re.compile(r"(?i)\bSTREAM\s+(<[^>]*>)\s*\[[^\]]*\]\s*\{")
+
+
 def to_sparql(text: str) -> str:
-    """Plain SPARQL from a registered query (REGISTER/FROM STREAM dropped, WINDOW → GRAPH)."""
+    """Plain SPARQL from a registered query: REGISTER, FROM STREAM, FROM NAMED STREAM / WINDOW and
+    FROM NAMED <g> lines dropped (the caller gives the dataset), ``WINDOW w {`` and CQELS ``STREAM <s>
+    [...] {`` (the window named <s>, the query's only one on <s>) read as ``GRAPH``."""
     text = re.sub(r"(?im)^\s*REGISTER\s+[^\n]*?\bAS\b", "", text)
-    text = re.sub(r"(?im)^\s*FROM\s+(STREAM|NAMED\s+WINDOW)[^\n]*\n", "", text)
+    text = re.sub(r"(?im)^\s*FROM\s+(STREAM|NAMED\s+WINDOW|NAMED\s+STREAM)[^\n]*\n", "", text)
+    text = re.sub(r"(?im)^\s*FROM\s+NAMED\s+<[^>]*>\s*\n", "", text)
+    text = _CQELS_STREAM.sub(r"GRAPH \1 {", text)
     return re.sub(r"(?i)\bWINDOW\s+(\S+)\s*\{", r"GRAPH \1 {", text)
 
 
@@ -286,9 +293,11 @@ def scoped(triple, source: int):
     return tuple(f"_:src{source}_{term[2:]}" if term.startswith("_:") else term for term in triple)
 
 
-def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: int):
+def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: int, graphs=None):
     """Answers at every instant, and how many elements were late.
 
+    ``graphs``: the static named graphs ``{IRI: triples}`` of ``FROM NAMED <g>``: named graph g is the
+    closure of static ∪ g's triples.
     ``windows``: [(name or None, stream, range_ms or None, triples_n or None)];
     ``arrivals``: [(time_ms, stream, source number, (s, p, o))] in arrival order.
     A ``[TRIPLES n]`` window holds the last n elements before t in time order, elements of one time in
@@ -300,6 +309,7 @@ def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: 
     kept = [(a[0], a[1], scoped(a[3], a[2])) for i, a in enumerate(arrivals) if i not in late]
     kept.sort(key=lambda element: element[0])  # stable: one time's elements stay in arrival order
     sparql = to_sparql(query_text)
+    static_named = {iri: _terms(closure(set(static) | set(g), regime)) for iri, g in (graphs or {}).items()}
     out = []
     for instant in range(first, last + 1, step):
         default: set = set()
@@ -318,6 +328,7 @@ def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: 
                 named.setdefault(name, set()).update(content)
         default_graph = _terms(closure(set(static) | default, regime))
         named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        named_graphs.update(static_named)
         _set_element_times(held)
         out.append((instant, answer(sparql, default_graph, named_graphs)))
     return out, len(late)

@@ -13,6 +13,7 @@ from query_golden import (
     case_names,
     label_map,
     load_case,
+    named_graphs,
     oracle,
     records,
     relabel,
@@ -43,6 +44,8 @@ def test_rsp_run_gives_the_golden_answers(name: str, capsys, tmp_path: Path) -> 
         sources.append(iri if files_per_stream[iri] == 1 else f"{iri} {path}")
     if ontology is not None:
         argv += ["--ontology", str(ontology)]
+    for iri, file in case.get("graphs", {}).items():
+        argv += ["--graph", f"{iri}={folder / file}"]
     assert main(argv) == 0
     err = capsys.readouterr().err
     prefixes = label_map(sources)
@@ -57,7 +60,7 @@ def test_golden_answers_are_the_references(name: str) -> None:
     """expected.jsonl and the late count are what the oracle computes from the case's files today."""
     folder = GOLDEN_QUERIES / name
     text, case, files, ontology = load_case(folder)
-    answers, late = oracle(text, files, case["entailment"], static_triples(ontology))
+    answers, late = oracle(text, files, case["entailment"], static_triples(ontology), named_graphs(folder, case))
     assert late == case["late"]
     same_answers(records(text, answers), _expected(folder), ordered="ORDER BY" in text.upper())
 

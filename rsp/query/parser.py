@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from copy import copy
+from copy import copy, deepcopy
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache, reduce
@@ -892,9 +892,10 @@ def _resolve_element(element, windows: set[str], graphs: tuple[str, ...], file: 
 
 def _ranging(var: Var, names: list[str], block, pos: Position | None) -> Union:
     """``WINDOW ?w { P }`` / ``GRAPH ?g { P }``: the union over the names of P read there, joined with
-    ``?w`` bound to the name."""
+    ``?w`` bound to the name. Each alternative has its own copy of P: the translation gives each pattern
+    node a solution table of its own (keyed by the node), and one shared node would read one graph only."""
     alternatives = tuple(
-        Group((block(name), Values((var,), ((name,),), pos)), pos) for name in names
+        Group((deepcopy(block(name)), Values((var,), ((name,),), pos)), pos) for name in names
     )
     return Union(alternatives, pos)
 

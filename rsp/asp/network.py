@@ -1,16 +1,21 @@
 """A justification-based truth maintenance network (Doyle's JTMS, as Ticker uses it): nodes labelled in or
 out, justifications (ground rules ``head :- pos, not neg``) added and removed, and a relabelling that
-touches only the nodes a change can reach, keeping every other label (and, where the old labels still
-form an answer, those too: inertia).
+touches only the nodes whose support a change reaches, keeping every other label (and, where the old
+labels still form an answer, those too: inertia).
 
-Labels always form a stable model of the current justifications. After changes, the *seeds* are the
-nodes whose label may no longer be right (a new node, the head of a justification that became valid
-while the head was out, the head of a removed justification while the head was in); the *region* is
-every node that depends on a seed. Outside the region labels stay (the rest is a splitting set of the
-program whose rules did not change, so its labels are still a stable model of it). Inside, a search
-with propagation (a justification whose body holds makes its head in; a node whose justifications all
-fail is out) tries each node's previous label first and checks the result for well-founded support
-(the least model of the reduct), so an old answer that still is one comes back unchanged.
+Labels always form a stable model of the current justifications, and every in-node keeps a *founding*
+justification (valid, its positive body founded before it: the supports form no cycle). After changes,
+the *seeds* are the nodes whose label may no longer be right (a new node, an in-node that lost its
+founding justification); a justification added while its head is out makes the head a seed unless its
+body fails. The *affected* nodes are the seeds and, transitively, every in-node whose founding
+justification reads an affected node and every out-node with a justification that fails only on affected
+nodes. The others keep their labels: an in-node's founding chain and a failing body node of each of an
+out-node's justifications are untouched, so together with any stable labelling of the affected nodes
+they form a stable model. The affected nodes are labelled by a search with propagation (a justification
+whose body holds makes its head in; a node whose justifications all fail is out) that tries each node's
+previous label first and checks the result for foundedness (the least model of the reduct), so an old
+answer that still is one comes back unchanged. Justifications are numbered: the indexes hold numbers,
+never the (possibly long) ground rules themselves.
 """
 
 from __future__ import annotations
@@ -31,22 +36,31 @@ class NoModel(Exception):
 
 
 class Network:
-    """Justifications, the nodes they mention and the current labels."""
+    """Justifications, the nodes they mention, the current labels and each in-node's support."""
 
     def __init__(self) -> None:
         self.tags: dict[Key, Counter] = {}  # justification -> who added it (and how often)
-        self.by_head: dict[Node, set[Key]] = {}
-        self.by_body: dict[Node, set[Key]] = {}
-        self.by_positive: dict[Node, set[Key]] = {}
+        self.ids: dict[Key, int] = {}  # justification -> its number (sets below hold numbers: cheap hashes)
+        self.keys: dict[int, Key] = {}
+        self._next = 0
+        self.by_head: dict[Node, set[int]] = {}
+        self.by_body: dict[Node, set[int]] = {}
+        self.by_positive: dict[Node, set[int]] = {}
         self.label: dict[Node, bool] = {}
+        self.supp: dict[Node, int] = {}  # in-node -> a valid justification founding it (acyclic)
         self.order: dict[Node, int] = {}  # creation order: choices are tried in it
-        self.seeds: set[Node] = set()
+        self._count = 0
+        self.seeds: set[Node] = set()  # nodes whose label must be determined again
+        self.added: list[int] = []  # justifications added while their head was out
+        self.loose: set[Node] = set()  # nodes a removal touched: dropped at update if nothing mentions them
+        self.changed: list[Node] = []  # nodes whose label changed (or that went) since last asked
         self.born: list[Node] = []  # nodes that got their first justification since last asked
         self.died: list[Node] = []  # nodes that lost their last justification
 
     def _node(self, node: Node) -> None:
         if node not in self.order:
-            self.order[node] = len(self.order)
+            self.order[node] = self._count
+            self._count += 1
             self.seeds.add(node)
 
     def has(self, key: Key, tag: Hashable) -> bool:
@@ -65,20 +79,25 @@ class Network:
             tags[tag] += 1
             return True
         self.tags[key] = Counter({tag: 1})
+        jid = self._next
+        self._next += 1
+        self.ids[key] = jid
+        self.keys[jid] = key
         head, pos, neg = key
-        for node in (head, *pos, *neg):
+        self._node(head)
+        for node in pos:
             self._node(node)
+            self.by_body.setdefault(node, set()).add(jid)
+            self.by_positive.setdefault(node, set()).add(jid)
+        for node in neg:
+            self._node(node)
+            self.by_body.setdefault(node, set()).add(jid)
         heads = self.by_head.setdefault(head, set())
         if not heads:
             self.born.append(head)
-        heads.add(key)
-        for node in pos:
-            self.by_body.setdefault(node, set()).add(key)
-            self.by_positive.setdefault(node, set()).add(key)
-        for node in neg:
-            self.by_body.setdefault(node, set()).add(key)
+        heads.add(jid)
         if not self.label.get(head, False):
-            self.seeds.add(head)
+            self.added.append(jid)
         return True
 
     def remove(self, key: Key, tag: Hashable = None, every: bool = False) -> None:
@@ -94,54 +113,149 @@ class Network:
             if tags:
                 return
         del self.tags[key]
+        jid = self.ids.pop(key)
+        del self.keys[jid]
         head, pos, neg = key
         heads = self.by_head[head]
-        heads.discard(key)
+        heads.discard(jid)
         if not heads:
             self.died.append(head)
         for node in pos:
-            self.by_body[node].discard(key)
-            self.by_positive[node].discard(key)
+            self.by_body[node].discard(jid)
+            self.by_positive[node].discard(jid)
         for node in neg:
-            self.by_body[node].discard(key)
-        if self.label.get(head, False):
+            self.by_body[node].discard(jid)
+        self.loose.add(head)
+        self.loose.update(pos)
+        self.loose.update(neg)
+        if self.supp.get(head) == jid:  # the head lost its founding justification
             self.seeds.add(head)
 
     # -- labelling --------------------------------------------------------------------------------------
 
-    def _region(self) -> list[Node]:
-        region = set(self.seeds)
+    def _fails(self, jid: int, region: set[Node]) -> bool:
+        """Whether justification ``jid``'s body fails on a node outside ``region`` (whose label stays)."""
+        label = self.label
+        _, pos, neg = self.keys[jid]
+        for node in pos:
+            if node not in region and not label.get(node, False):
+                return True
+        for node in neg:
+            if node not in region and label.get(node, False):
+                return True
+        return False
+
+    def _affected(self) -> set[Node]:
+        """The nodes whose label may change: the seeds, and every node whose label rests on one of them
+        (an in-node whose founding justification reads it, an out-node with a justification that fails
+        only on affected nodes). The others keep their labels: their supports (and, for out-nodes, a
+        failing body node of each justification) are untouched."""
+        label, supp, keys, by_body = self.label, self.supp, self.keys, self.by_body
+        region: set[Node] = set()
         todo = list(self.seeds)
-        while todo:
-            node = todo.pop()
-            for key in self.by_body.get(node, ()):
-                head = key[0]
-                if head not in region:
-                    region.add(head)
-                    todo.append(head)
-        return sorted(region, key=self.order.__getitem__)
+
+        def close() -> None:
+            while todo:
+                node = todo.pop()
+                if node in region:
+                    continue
+                region.add(node)
+                for jid in by_body.get(node, ()):
+                    head = keys[jid][0]
+                    if head in region:
+                        continue
+                    if label.get(head, False):
+                        if supp.get(head) == jid:
+                            todo.append(head)
+                    elif not self._fails(jid, region):
+                        todo.append(head)
+
+        close()
+        for jid in self.added:
+            key = keys.get(jid)
+            if key is None or key[0] in region or label.get(key[0], False):
+                continue
+            if not self._fails(jid, region):
+                todo.append(key[0])
+                close()
+        return region
 
     def update(self) -> None:
-        """Relabel the region of the changes since the last update (previous labels first).
+        """Relabel the nodes the changes since the last update affect (previous labels first).
 
-        Without odd loops the region always has labels that complete the old ones outside it. An odd loop
-        (a constraint, ``a :- not a``) may need other labels outside the region: then every node is
-        relabelled (previous labels still first); :class:`NoModel` if the network has no stable model.
+        Without odd loops the affected nodes always have labels that complete the others. An odd loop (a
+        constraint, ``a :- not a``) may need other labels elsewhere: then every node is relabelled
+        (previous labels still first); :class:`NoModel` if the network has no stable model.
         """
-        region = self._region()
+        region_set = self._affected()
         self.seeds = set()
-        if region:
-            found = next(self._search(region, dict(self.label)), None)
+        self.added = []
+        if region_set:
+            region = sorted(region_set, key=self.order.__getitem__)
+            found = next(self._search(region, self.label), None)
             if found is None:
                 region = sorted(self.order, key=self.order.__getitem__)
-                found = next(self._search(region, dict(self.label)), None)
+                found = next(self._search(region, self.label), None)
                 if found is None:
                     raise NoModel(self.odd_cycle())
+            label = self.label
             for node in region:
-                self.label[node] = found[node]
-        for node in [n for n in self.label if n not in self.by_head and not self.by_body.get(n)]:
-            del self.label[node]
-            del self.order[node]
+                if label.get(node) != found[node]:
+                    label[node] = found[node]
+                    self.changed.append(node)
+            self._found(region)
+        loose, self.loose = self.loose, set()
+        for node in loose:
+            if node in self.order and not self.by_head.get(node) and not self.by_body.get(node):
+                del self.order[node]
+                if self.label.pop(node, False):
+                    self.changed.append(node)
+                self.supp.pop(node, None)
+
+    def _found(self, region: list[Node]) -> None:
+        """Record a founding justification of each in-node of the region (labels already set)."""
+        supp = self.supp
+        derived = self._least(region, set(region), self.label)
+        for node in region:
+            if node in derived:
+                supp[node] = derived[node]
+            else:
+                supp.pop(node, None)
+
+    def _least(self, region: list[Node], inside: set[Node], val: dict) -> dict[Node, int]:
+        """The least model of the region's reduct (outside labels fixed): each derived node with the
+        justification that derived it first (their positive bodies are derived earlier or outside)."""
+        label, keys = self.label, self.keys
+        derived: dict[Node, int] = {}
+        waiting: dict[int, int] = {}
+        queue: list[tuple[Node, int]] = []
+        for head in region:
+            for jid in self.by_head.get(head, ()):
+                _, pos, neg = keys[jid]
+                if any((val[n] if n in inside else label.get(n, False)) for n in neg):
+                    continue
+                missing = 0
+                for n in pos:
+                    if n in inside:
+                        missing += 1
+                    elif not label.get(n, False):
+                        missing = -1
+                        break
+                if missing == 0:
+                    queue.append((head, jid))
+                elif missing > 0:
+                    waiting[jid] = missing
+        while queue:
+            node, jid = queue.pop()
+            if node in derived:
+                continue
+            derived[node] = jid
+            for other in self.by_positive.get(node, ()):
+                if other in waiting:
+                    waiting[other] -= 1
+                    if waiting[other] == 0:
+                        queue.append((keys[other][0], other))
+        return derived
 
     def odd_cycle(self) -> list[Key]:
         """The justifications of a cycle through an odd number of negations (empty if there is none).
@@ -187,86 +301,64 @@ class Network:
     def models(self) -> Iterator[dict[Node, bool]]:
         """Every stable model of the network, the current labels' first."""
         nodes = sorted(self.order, key=self.order.__getitem__)
-        yield from self._search(nodes, dict(self.label))
+        yield from self._search(nodes, self.label)
 
     def _search(self, region: list[Node], prefer: dict[Node, bool]) -> Iterator[dict[Node, bool]]:
+        """The stable models of the network that keep the labels outside ``region``: a search with
+        propagation (a justification whose body holds makes its head in; a node whose justifications all
+        fail is out), each choice trying ``prefer``'s label first, each result checked for foundedness."""
         inside = set(region)
-        label = self.label
+        label, keys, by_head, by_body = self.label, self.keys, self.by_head, self.by_body
 
-        def value(node: Node, val: dict) -> bool | None:
-            return val[node] if node in inside else label.get(node, False)
-
-        def status(key: Key, val: dict) -> bool | None:
+        def status(jid: int, val: dict) -> bool | None:
             """True: the body holds; False: it fails; None: not known yet."""
-            _, pos, neg = key
+            _, pos, neg = keys[jid]
             known = True
             for node in pos:
-                v = value(node, val)
+                v = val[node] if node in inside else label.get(node, False)
                 if v is False:
                     return False
-                known = known and v is not None
+                if v is None:
+                    known = False
             for node in neg:
-                v = value(node, val)
+                v = val[node] if node in inside else label.get(node, False)
                 if v is True:
                     return False
-                known = known and v is not None
+                if v is None:
+                    known = False
             return True if known else None
+
+        def settle(head: Node, val: dict, queue: list) -> bool:
+            undecided = False
+            for jid in by_head.get(head, ()):
+                state = status(jid, val)
+                if state is True:
+                    want = True
+                    break
+                if state is None:
+                    undecided = True
+            else:
+                if undecided:
+                    return True
+                want = False
+            if val[head] is None:
+                val[head] = want
+                queue.append(head)
+                return True
+            return val[head] == want
 
         def propagate(val: dict, queue: list) -> bool:
             while queue:
                 node = queue.pop()
-                heads = {node} | {key[0] for key in self.by_body.get(node, ())}
-                for head in heads:
-                    if head not in inside:
-                        continue
-                    states = [status(key, val) for key in self.by_head.get(head, ())]
-                    if True in states:
-                        want = True
-                    elif all(s is False for s in states):
-                        want = False
-                    else:
-                        continue
-                    if val[head] is None:
-                        val[head] = want
-                        queue.append(head)
-                    elif val[head] != want:
+                if not settle(node, val, queue):
+                    return False
+                for jid in by_body.get(node, ()):
+                    head = keys[jid][0]
+                    if head in inside and not settle(head, val, queue):
                         return False
             return True
 
-        def founded(val: dict) -> bool:
-            """The labels in the region are the least model of the reduct (given the outside)."""
-            derived: set[Node] = set()
-            waiting: dict[Key, int] = {}
-            queue = []
-            for head in region:
-                for key in self.by_head.get(head, ()):
-                    _, pos, neg = key
-                    if any(value(n, val) for n in neg):
-                        continue
-                    missing = 0
-                    for n in pos:
-                        if n in inside:
-                            missing += 1
-                        elif not label.get(n, False):
-                            missing = -1
-                            break
-                    if missing == 0:
-                        queue.append(head)
-                    elif missing > 0:
-                        waiting[key] = missing
-            while queue:
-                node = queue.pop()
-                if node in derived:
-                    continue
-                derived.add(node)
-                for key in self.by_positive.get(node, ()):
-                    if key in waiting:
-                        waiting[key] -= 1
-                        if waiting[key] == 0:
-                            queue.append(key[0])
-            return all(val[n] == (n in derived) for n in region)
-
-        start = dict.fromkeys(region)
+        start: dict[Node, bool | None] = dict.fromkeys(region)
         if not propagate(start, list(region)):
             return
         stack = [start]
@@ -274,7 +366,8 @@ class Network:
             val = stack.pop()
             choice = next((n for n in region if val[n] is None), None)
             if choice is None:
-                if founded(val):
+                derived = self._least(region, inside, val)
+                if all(val[n] == (n in derived) for n in region):
                     yield val
                 continue
             first = prefer.get(choice, False)

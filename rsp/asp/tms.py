@@ -110,6 +110,7 @@ class TmsReasoner:
             for i, tpl in enumerate(templates):
                 self.by_index[(tpl[0], tpl[1], tpl[2], len(tpl[3]))].append((r, i))
         self.potential: dict[tuple, set[tuple]] = defaultdict(set)  # index -> nodes with a justification
+        self.by_arg: dict[tuple, set[tuple]] = {}  # (index, position, value) -> potential nodes: joins
         windows: dict[str, set] = defaultdict(set)  # time-window forms over each predicate name
         tuple_sizes: set[int] = set()
         self.timed: set[tuple[str, int]] = set()  # predicates read at time points (need A nodes)
@@ -140,6 +141,8 @@ class TmsReasoner:
         self.tick_rules: list[tuple] = []  # (key, tag) valid for the current tick only
         self.pending: dict[int, set[tuple]] = defaultdict(set)  # head time -> (key, rule) waiting for it
         self.intensional = {(s.name, s.arity) for s in program.intensional}
+        self.shown: dict[tuple, str] = {}  # the N nodes of the output that are in, as atoms
+        self.horizons: dict[tuple, int] = {}
 
     # -- network changes ---------------------------------------------------------------------------------
 
@@ -161,15 +164,50 @@ class TmsReasoner:
                 node = net.died.pop()
                 if net.supported(node):
                     continue
-                self.potential[_index(node)].discard(node)
-                for key in list(net.by_positive.get(node, ())):
-                    net.remove(key, every=True)
+                self._leave(node)
+                for jid in list(net.by_positive.get(node, ())):
+                    net.remove(net.keys[jid], every=True)
             if net.born:
                 node = net.born.pop()
                 if not net.supported(node) or node in self.potential[_index(node)]:
                     continue
-                self.potential[_index(node)].add(node)
+                self._enter(node)
                 self._born(node)
+
+    def _enter(self, node: tuple) -> None:
+        index = _index(node)
+        self.potential[index].add(node)
+        for k, value in enumerate(_parts(node)[0]):
+            self.by_arg.setdefault((index, k, value), set()).add(node)
+
+    def _leave(self, node: tuple) -> None:
+        index = _index(node)
+        if node not in self.potential[index]:
+            return
+        self.potential[index].discard(node)
+        for k, value in enumerate(_parts(node)[0]):
+            nodes = self.by_arg[(index, k, value)]
+            nodes.discard(node)
+            if not nodes:
+                del self.by_arg[(index, k, value)]
+
+    def _candidates(self, index: tuple, terms: tuple, binding: dict) -> set[tuple]:
+        """The potential nodes of ``index`` that may match ``terms`` under ``binding``: the fewest found
+        through one bound argument position."""
+        best = self.potential[index]
+        for k, term in enumerate(terms):
+            if isinstance(term, Var):
+                if term.name not in binding:
+                    continue
+                value = binding[term.name]
+            else:
+                value = term
+            nodes = self.by_arg.get((index, k, value))
+            if nodes is None:
+                return set()
+            if len(nodes) < len(best):
+                best = nodes
+        return best
 
     def _born(self, node: tuple) -> None:
         t = self.t
@@ -220,7 +258,7 @@ class TmsReasoner:
                 continue
             grown = []
             for binding, nodes in partial:
-                for node in self.potential[(tpl[0], tpl[1], tpl[2], len(tpl[3]))]:
+                for node in self._candidates((tpl[0], tpl[1], tpl[2], len(tpl[3])), tpl[3], binding):
                     args, s = _parts(node)
                     new = _unify(tpl[3], args, binding)
                     if new is not None:
@@ -324,7 +362,9 @@ class TmsReasoner:
         )
 
     def _expires(self, sig: tuple, t: int) -> int | None:
-        horizon = self.program.horizon(_sig(sig))
+        horizon = self.horizons.get(sig)
+        if horizon is None:
+            horizon = self.horizons[sig] = self.program.horizon(_sig(sig))
         return None if horizon == UNBOUNDED else t + horizon + 1
 
     def _tuples(self, t: int, batch: list[tuple[str, tuple]]) -> None:
@@ -377,8 +417,17 @@ class TmsReasoner:
                 )
             )
 
+        label, shown = self.net.label, self.shown
+        for node in self.net.changed:  # the output follows the labels that changed
+            if node[0] != "N" or (node[1], len(node[2])) not in self.intensional:
+                continue
+            if label.get(node, False):
+                shown[node] = format_atom(node[1], node[2])
+            else:
+                shown.pop(node, None)
+        self.net.changed = []
         if self.models == 1:
-            return [list(output(self.net.label))]
+            return [sorted(shown.values())]
         found: list[tuple[str, ...]] = []
         for model in self.net.models():
             got = output({**self.net.label, **model})
@@ -427,7 +476,7 @@ def explain(reasoner: TmsReasoner, pred: str, args: tuple) -> dict | None:
         if current in seen:
             continue
         seen.add(current)
-        for key in sorted(net.by_head.get(current, ()), key=str):
+        for key in sorted((net.keys[jid] for jid in net.by_head.get(current, ())), key=str):
             _, pos, neg = key
             if not all(net.label.get(p, False) for p in pos) or any(net.label.get(n, False) for n in neg):
                 continue

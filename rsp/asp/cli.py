@@ -32,8 +32,6 @@ def run_lars(args: argparse.Namespace, out: TextIO) -> int:
 
     models = 1 if args.models is None else args.models
     mode = Mode(args.mode or "clingo")
-    if args.explain and mode is not Mode.TMS:
-        raise RspError("--explain with --models needs --mode tms (the network keeps the justifications)")
     if args.explain and args.format == "count":
         raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
     program = load(args.program)
@@ -62,6 +60,7 @@ def run_lars(args: argparse.Namespace, out: TextIO) -> int:
         for t, batch in iter_batches(handle, args.stream, on_error=report, on_late=on_late):
             if solver is None:
                 solver = reasoner(program, t, mode, models)
+                solver.explaining = bool(args.explain)
                 expected = t
             while expected < t:  # time points without data are ticks too
                 _write(out, args, expected, solver.step(expected, []), solver, models)
@@ -85,14 +84,18 @@ def _write(
         return
     explanations = None
     if args.explain and found:
-        from rsp.asp.tms import explain
+        from rsp.asp.tms import TmsReasoner, explain
         from rsp.io.atoms import parse_line
 
         explanations = []
         for atom in found[0]:
             parsed = parse_line(f"{t} {atom}")
-            if parsed is not None and parsed[1] is not None:
+            if parsed is None or parsed[1] is None:
+                continue
+            if isinstance(solver, TmsReasoner):
                 explanations.append(explain(solver, parsed[1], parsed[2]))
+            else:  # mode clingo: the rule instances whose bodies hold in the model printed
+                explanations.append(solver.explain(found[0], parsed[1], parsed[2]))
     if fmt == "jsonl":
         if models == 1 and found:
             record: dict = {"time": t, "atoms": found[0]}

@@ -50,6 +50,10 @@ class ClingoReasoner:
         self.stream: Counter = Counter()  # (atom symbol, time) -> how many elements, while visible
         self.tuple_members: dict[int, set] = {n: set() for n in self.encoding.tuple_sizes}
         self.control = self._control() if incremental else None
+        self.explaining = False  # keep each model's atoms for explain() (``--explain``)
+        self.last: tuple[int, list[int]] = (start, [])  # the last tick and its tuple-window starts
+        self.atoms: dict[tuple[str, ...], list[clingo.Symbol]] = {}  # the last tick's models' h atoms
+        self._supports: tuple[tuple | None, list[clingo.Symbol]] = (None, [])  # (tick, model), sup atoms
 
     def _control(self) -> clingo.Control:
         control = clingo.Control(["--project=show", "--warn=none"], logger=_quiet)
@@ -100,6 +104,7 @@ class ClingoReasoner:
             left += [member(n, *element) for element in out]
         parts += [("twin", list(sym.arguments)) for sym in entered]
         params = [clingo.Number(t), *(clingo.Number(changes[n][2]) for n in enc.tuple_sizes)]
+        self.last = (t, [changes[n][2] for n in enc.tuple_sizes])
         parts.append(("step", params))
         control.ground(parts, context=self.functions)
         for atom, s in arrived:
@@ -135,19 +140,40 @@ class ClingoReasoner:
         facts.append(f"now({t}).")
         control.add("base", [], "\n".join(facts))
         params = [clingo.Number(t), *(clingo.Number(changes[n][2]) for n in enc.tuple_sizes)]
+        self.last = (t, [changes[n][2] for n in enc.tuple_sizes])
         control.ground([("base", []), ("step", params)], context=self.functions)
         return self._solve(control)
 
     def _solve(self, control: clingo.Control) -> list[list[str]]:
         found: set[tuple[str, ...]] = set()
         decode = self.encoding.decode
+        now = clingo.Number(self.last[0])
+        self.atoms = {}
 
         def on_model(model: clingo.Model) -> None:
             atoms = []
             for symbol in model.symbols(shown=True):
                 sig, args = decode(symbol)
                 atoms.append(format_atom(sig.name, args))
-            found.add(tuple(sorted(atoms)))
+            shown = tuple(sorted(atoms))
+            found.add(shown)
+            if self.explaining and shown not in self.atoms:
+                self.atoms[shown] = [
+                    s for s in model.symbols(atoms=True) if s.name == "h" and s.arguments[2] == now
+                ]
 
         control.solve(on_model=on_model)
         return sorted(list(m) for m in found)
+
+    def explain(self, model: list[str], pred: str, args: tuple) -> dict | None:
+        """Why ``pred(args)`` holds in ``model`` (one of the last tick's models; needs ``explaining``):
+        the rule, its premises and its assumptions (``not x``), as mode tms's explain gives them."""
+        from rsp.asp.clingo_explain import explain_atom, supports
+
+        t, params = self.last
+        key = (t, tuple(model))
+        if self._supports[0] != key:
+            atoms = self.atoms[tuple(model)]
+            found = supports(self.encoding, self.functions, t, params, atoms, self.tuples.members)
+            self._supports = (key, found)
+        return explain_atom(self.encoding, self._supports[1], t, pred, args)

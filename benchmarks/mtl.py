@@ -7,6 +7,10 @@ intervals).
     python benchmarks/mtl.py                     # S1 (benchmarks/data/mtl/S1.txt), 3 rounds
     python benchmarks/mtl.py --stream S2=PATH/S2.txt   # another stream too (Hackathon S2, not vendored)
     python benchmarks/mtl.py --no-meteor         # rsp mtl alone
+    python benchmarks/mtl.py --before /tmp/rsp-before   # also an earlier rsp (its ``rsp`` package's parent)
+
+``--before DIR`` runs ``rsp mtl`` a second time from the ``rsp`` package in DIR (e.g. ``git archive
+REV rsp | tar -x -C DIR``) in the same rounds, so that before/after figures share the machine's load.
 
 Each run is a separate process (so the figures include start-up and parsing), round robin: every round
 runs each system once on each stream. MeTeoR-Str is slow, so it runs ``--str-rounds`` times (default 1).
@@ -16,6 +20,7 @@ MeTeoR is PyPI ``meteor-reasoner`` (the ``bench`` extra).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -32,19 +37,24 @@ _RSS = (
 )
 
 
-def _process(argv: list[str]) -> tuple[float, int, list[str]]:
-    """Wall seconds, peak RSS (KiB) and output lines of one process that ends by printing ``RSS n``."""
+def _process(argv: list[str], before: str | None = None) -> tuple[float, int, list[str]]:
+    """Wall seconds, peak RSS (KiB) and output lines of one process that ends by printing ``RSS n``
+    (with ``before``: importing ``rsp`` from that directory instead of this checkout)."""
+    env = cwd = None
+    if before is not None:
+        env = {**os.environ, "PYTHONPATH": before}
+        cwd = before  # ``python -c`` puts the working directory first on sys.path
     started = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, check=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=True, env=env, cwd=cwd)
     wall = time.perf_counter() - started
     rss = int(proc.stderr.rsplit("RSS ", 1)[1])
     return wall, rss, proc.stdout.splitlines()
 
 
-def _run(program: Path, stream: Path, *extra: str) -> tuple[float, int, int]:
+def _run(program: Path, stream: Path, *extra: str, before: str | None = None) -> tuple[float, int, int]:
     """Wall seconds, peak RSS (KiB) and output lines of one ``rsp mtl`` process."""
     wall, rss, lines = _process(
-        [sys.executable, "-c", _RSS, "mtl", str(program), "--stream", str(stream), *extra]
+        [sys.executable, "-c", _RSS, "mtl", str(program), "--stream", str(stream), *extra], before
     )
     return wall, rss, len(lines)
 
@@ -54,21 +64,14 @@ def _lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
-def _systems(meteor: bool) -> dict[str, callable]:
-    rsp = lambda path: _process(  # noqa: E731
-        [
-            sys.executable,
-            "-c",
-            _RSS,
-            "mtl",
-            str(PROGRAM),
-            "--stream",
-            str(path),
-            "--output-predicates",
-            "ShortStop",
-        ]
-    )
+def _systems(meteor: bool, before: str | None = None) -> dict[str, callable]:
+    def rsp(path: Path, before: str | None = None) -> tuple[float, int, list[str]]:
+        argv = [sys.executable, "-c", _RSS, "mtl", str(PROGRAM), "--stream", str(path)]
+        return _process([*argv, "--output-predicates", "ShortStop"], before)
+
     systems = {"rsp mtl": rsp}
+    if before is not None:
+        systems["rsp before"] = lambda path: rsp(path, before)
     if meteor:
         systems["MeTeoR batch"] = lambda path: _process(
             [sys.executable, str(METEOR), "batch", str(PROGRAM), str(path), "--target", "ShortStop"]
@@ -93,8 +96,10 @@ def _points_of(intervals: list[str]) -> set[str]:
     return out
 
 
-def shortstop(streams: dict[str, Path], rounds: int, str_rounds: int, meteor: bool) -> None:
-    systems = _systems(meteor)
+def shortstop(
+    streams: dict[str, Path], rounds: int, str_rounds: int, meteor: bool, before: str | None = None
+) -> None:
+    systems = _systems(meteor, before)
     results: dict[tuple[str, str], list] = {}
     for k in range(rounds):
         for name, path in streams.items():
@@ -149,7 +154,7 @@ def _density_stream(path: Path, points: int, density: int) -> None:
                     out.write(f"Hot(s{s})@{t:g}\n")
 
 
-def density(rounds: int) -> None:
+def density(rounds: int, before: str | None = None) -> None:
     program_text = "Warm(X):-Diamondminus[0,2]Hot(X)\nAlarm(X):-Boxminus[1,3]Warm(X)\n"
     from rsp.mtl import parse
     from rsp.mtl.engine import Engine
@@ -157,7 +162,8 @@ def density(rounds: int) -> None:
 
     assert not parse(program_text).punctual
     print("\nAlgorithm 6's promise: 20 time units, timestamps 1x and 100x denser (no punctual interval):")
-    print(f"{'density':<9}{'facts':>10}{'peak stored intervals':>23}{'wall s':>9}{'peak RSS MiB':>14}")
+    header = f"{'density':<9}{'facts':>10}{'peak stored intervals':>23}{'wall s':>9}{'µs/fact':>9}"
+    print(header + f"{'peak RSS MiB':>14}" + (f"{'before s':>10}{'before MiB':>12}" if before else ""))
     with tempfile.TemporaryDirectory() as tmp:
         program = Path(tmp) / "warm.txt"
         program.write_text(program_text)
@@ -169,9 +175,18 @@ def density(rounds: int) -> None:
                 for line in handle:
                     engine.push(*parse_fact(line))
             engine.finish()
-            runs = [_run(program, path, "--format", "count") for _ in range(rounds)]
+            runs, old = [], []
+            for _ in range(rounds):
+                runs.append(_run(program, path, "--format", "count"))
+                if before:
+                    old.append(_run(program, path, "--format", "count", before=before))
             wall, rss = min(r[0] for r in runs), max(r[1] for r in runs) / 1024
-            print(f"{dens:<9}{engine.facts_read:>10,}{engine.peak_intervals:>23,}{wall:>9.2f}{rss:>14.1f}")
+            n = engine.facts_read
+            row = f"{dens:<9}{n:>10,}{engine.peak_intervals:>23,}{wall:>9.2f}{wall / n * 1e6:>9.1f}"
+            row += f"{rss:>14.1f}"
+            if before:
+                row += f"{min(r[0] for r in old):>10.2f}{max(r[1] for r in old) / 1024:>12.1f}"
+            print(row)
 
 
 def main() -> None:
@@ -180,13 +195,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--str-rounds", type=int, default=1, help="rounds of MeTeoR-Str (slow)")
     parser.add_argument("--no-meteor", action="store_true", help="rsp mtl alone")
+    parser.add_argument("--no-density", action="store_true", help="skip the density check")
+    parser.add_argument("--before", metavar="DIR", help="also run the rsp package found in DIR")
     args = parser.parse_args()
     streams = {"S1": ROOT / "benchmarks" / "data" / "mtl" / "S1.txt"}
     for item in args.stream:
         name, _, path = item.partition("=")
-        streams[name] = Path(path)
-    shortstop(streams, args.rounds, args.str_rounds, not args.no_meteor)
-    density(args.rounds)
+        streams[name] = Path(path).resolve()
+    before = str(Path(args.before).resolve()) if args.before else None
+    shortstop(streams, args.rounds, args.str_rounds, not args.no_meteor, before)
+    if not args.no_density:
+        density(args.rounds, before)
 
 
 if __name__ == "__main__":

@@ -545,6 +545,13 @@ def _cmd_spark(args: argparse.Namespace, out: TextIO) -> int:
     return run_command(args, out)
 
 
+def _parse_models(text: str) -> int:
+    """``--models``, read by rsp.asp.cli (imported on use: the other commands do not need rsp.asp)."""
+    from rsp.asp.cli import parse_models
+
+    return parse_models(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rsp",
@@ -589,11 +596,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="switch off the impossible-derivation optimisation (results are the same)",
     )
-    from rsp.asp.cli import parse_models
-
     lars.add_argument(
         "--models",
-        type=parse_models,
+        type=_parse_models,
         metavar="1|all|N",
         help="answer streams (non-stratified programs, Ticker): how many models per time point (default 1)",
     )

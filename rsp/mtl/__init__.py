@@ -35,15 +35,26 @@ def parse(text: str, source: str = "<string>") -> Normalised:
     return normalise(parse_program(text, source))
 
 
-def load(path: str | Path) -> Normalised:
-    """:func:`parse` a program file; errors carry the file name."""
+def load(path: str | Path, *, cache: bool = True) -> Normalised:
+    """:func:`parse` a program file; errors carry the file name. With ``cache``, a program normalised
+    before from the same text comes from the program cache (:mod:`rsp.mtl.cache`) without lark."""
+    from rsp.mtl import cache as program_cache
+
+    source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ProgramError("cannot read program: no such file", Position(str(path))) from None
+        raise ProgramError("cannot read program: no such file", Position(source)) from None
     except OSError as err:
-        raise ProgramError(f"cannot read program: {err.strerror}", Position(str(path))) from None
-    return parse(text, str(path))
+        raise ProgramError(f"cannot read program: {err.strerror}", Position(source)) from None
+    if cache:
+        program = program_cache.get(source, text)
+        if program is not None:
+            return program
+    program = parse(text, source)
+    if cache:
+        program_cache.put(source, text, program)
+    return program
 
 
 def format_fact(pred: str, args: tuple, iv: Interval) -> str:

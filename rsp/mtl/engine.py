@@ -20,78 +20,28 @@ soon as they are passed. Rational times are exact (``int`` or ``Fraction``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from rsp.errors import LateElementError
-from rsp.mtl.intervals import INF, Interval, add, box, covers_zero, intersect, shift, since
-from rsp.mtl.model import Atom, Binary, Unary, Var, format_atom
+from rsp.mtl.intervals import (
+    INF,
+    Interval,
+    add,
+    box,
+    covers_zero,
+    denominator,
+    from_unit,
+    intersect,
+    shift,
+    since,
+    to_unit,
+)
+from rsp.mtl.model import Var, format_atom
 from rsp.mtl.normalise import Normalised
+from rsp.mtl.plans import Join, Op, Since, compile_rules, rescale
 
 Key = tuple  # (pred, args)
-
-
-@dataclass
-class _Join:
-    head: tuple
-    rho: Interval | None
-    body: list[tuple]  # (pred, terms)
-    plans: list[list[tuple]] | None = None  # per delta position: the other atoms, with bound positions
-
-    def __post_init__(self) -> None:
-        """For each body atom read from the delta, the join order of the others (body order) and, for
-        each, the argument positions already bound when it is looked up (constants and variables of
-        the atoms before it)."""
-        self.plans = []
-        for i, (_, terms) in enumerate(self.body):
-            bound = {t for t in terms if type(t) is Var}
-            plan = []
-            for j, (pred, other) in enumerate(self.body):
-                if j == i:
-                    continue
-                positions = tuple(k for k, t in enumerate(other) if type(t) is not Var or t in bound)
-                plan.append((pred, other, positions, len(positions) == len(other)))
-                bound.update(t for t in other if type(t) is Var)
-            self.plans.append(plan)
-
-
-@dataclass
-class _Op:
-    kind: str  # "diamond" | "box"
-    head: tuple
-    rho: Interval
-    body: tuple
-
-
-@dataclass
-class _Since:
-    head: tuple
-    rho: Interval
-    left: tuple
-    right: tuple
-
-
-def _terms(atom: Atom) -> tuple:
-    return (atom.pred, atom.args)
-
-
-def _compile(program: Normalised) -> list:
-    rules = []
-    for rule in program.rules:
-        head = rule.head
-        rho = None
-        if isinstance(head, Unary):
-            rho, head = head.rho, head.sub
-        if len(rule.body) == 1 and not isinstance(rule.body[0], Atom):
-            (literal,) = rule.body
-            if isinstance(literal, Binary):
-                rules.append(_Since(_terms(head), literal.rho, _terms(literal.left), _terms(literal.right)))
-            else:
-                kind = "diamond" if literal.op == "Diamondminus" else "box"
-                rules.append(_Op(kind, _terms(head), literal.rho, _terms(literal.sub)))
-            continue
-        rules.append(_Join(_terms(head), rho, [_terms(a) for a in rule.body]))
-    return rules
 
 
 def _match(terms: tuple, args: tuple, binding: dict) -> dict | None:
@@ -123,10 +73,6 @@ def _ended(iv: Interval, end, closed: bool) -> bool:
     return iv[1] < end or (iv[1] == end and closed and not iv[3])
 
 
-def _ground(terms: tuple, binding: dict) -> tuple:
-    return tuple(binding[t] if type(t) is Var else t for t in terms)
-
-
 class Engine:
     """Feed facts with :meth:`push` in the order of their left ends; read what became final from the
     return values of :meth:`push` and :meth:`finish`.
@@ -135,6 +81,11 @@ class Engine:
     model is computed on ``(−∞, horizon]`` (``None``: up to the greatest finite time point of the
     stream and of ``points``). ``points``: report the atoms holding at these time points instead of
     maximal intervals.
+
+    Inside, times are integers in the unit ``1/scale`` (``scale`` the least common multiple of the
+    denominators met so far, in the program, the horizon, the points and the stream; a fact with a
+    new denominator rescales the state once), so that interval arithmetic never meets a ``Fraction``;
+    results are given back in plain units.
     """
 
     def __init__(
@@ -147,9 +98,8 @@ class Engine:
         late: str = "drop",
     ) -> None:
         self.program = program
-        self.rules = _compile(program)
+        self.rules = compile_rules(program)
         self.outputs = set(program.derived() if outputs is None else outputs)
-        self.horizon = horizon
         self.points = sorted(set(points)) if points is not None else None
         self._next_point = 0
         self.late_policy = late
@@ -163,13 +113,13 @@ class Engine:
         self.greatest = -INF
         self._delta: dict[str, dict[tuple, list[Interval]]] | None = None
         self._emitted: dict[Key, int] = {}
-        self._indexes: dict[tuple, dict[tuple, set[tuple]]] = {}
+        self._indexes: dict[str, dict[tuple, dict[tuple, set[tuple]]]] = {}  # pred -> positions -> index
         self._by_body: dict[str, list] = {}
-        self._since_right: dict[str, list[_Since]] = {}
+        self._since_right: dict[str, list[Since]] = {}
         for rule in self.rules:
-            if isinstance(rule, _Join):
+            if isinstance(rule, Join):
                 preds = {p for p, _ in rule.body}
-            elif isinstance(rule, _Op):
+            elif isinstance(rule, Op):
                 preds = {rule.body[0]}
             else:
                 preds = {rule.left[0], rule.right[0]}
@@ -177,18 +127,70 @@ class Engine:
             for p in preds:
                 self._by_body.setdefault(p, []).append(rule)
         self.peak_intervals = 0
+        self.scale = 1
+        self.horizon = self._points = None
+        scale = 1
+        for rule in self.rules:
+            if rule.rho0 is not None:
+                scale = math.lcm(scale, denominator(rule.rho0[0]), denominator(rule.rho0[1]))
+        for t in (horizon, *(self.points or ())):
+            if t is not None:
+                scale = math.lcm(scale, denominator(t))
+        self._rescale(scale)
+        self.horizon = None if horizon is None else to_unit(horizon, self.scale)
+        self._points = None if self.points is None else [to_unit(p, self.scale) for p in self.points]
+
+    # ---------------------------------------------------------------- time unit
+    def _rescale(self, scale: int) -> None:
+        """Move every time of the state to the unit ``1/scale`` (a multiple of the current scale)."""
+        factor = scale // self.scale
+        self.scale = scale
+        rescale(self.rules, scale)
+        if factor == 1:
+            return
+        for table in self.store.values():
+            for args, ivs in table.items():
+                table[args] = [(iv[0] * factor, iv[1] * factor, iv[2], iv[3]) for iv in ivs]
+        self.frontier *= factor
+        self.greatest *= factor
+        if self.read_lo is not None:
+            self.read_lo *= factor
+        if self.horizon is not None:
+            self.horizon *= factor
+        if self._points is not None:
+            self._points = [p * factor for p in self._points]
+
+    def _in_unit(self, iv: Interval) -> Interval:
+        """A stream fact's interval in the engine's unit (rescaling the state for a new denominator)."""
+        lo, hi, lc, hc = iv
+        scale = self.scale
+        if type(lo) is int and type(hi) is int:
+            return iv if scale == 1 else (lo * scale, hi * scale, lc, hc)
+        need = math.lcm(scale, denominator(lo), denominator(hi))
+        if need != scale:
+            self._rescale(need)
+            scale = need
+        return (to_unit(lo, scale), to_unit(hi, scale), lc, hc)
+
+    def _out(self, iv: Interval) -> Interval:
+        scale = self.scale
+        if scale == 1:
+            return iv
+        return (from_unit(iv[0], scale), from_unit(iv[1], scale), iv[2], iv[3])
 
     # ---------------------------------------------------------------- input
     def push(self, pred: str, args: tuple, iv: Interval, position=None) -> list:
         """Add a stream fact ``pred(args)@iv``; returns the results that became final (possibly none)."""
+        iv = self._in_unit(iv)
         lo = iv[0]
         results: list = []
         if self.read_lo is not None and lo < self.read_lo:
             self.late += 1
             if self.late_policy == "fail":
                 raise LateElementError(
-                    f"late fact {format_atom(pred, args)} starting at {lo}: the stream had reached "
-                    f"{self.read_lo} (facts must come in the order of their left ends)",
+                    f"late fact {format_atom(pred, args)} starting at {from_unit(lo, self.scale)}: the "
+                    f"stream had reached {from_unit(self.read_lo, self.scale)} (facts must come in the "
+                    "order of their left ends)",
                     position,
                 )
             return results
@@ -199,9 +201,10 @@ class Engine:
                 results = self._step(lo, False)
             self.read_lo = lo
         self.facts_read += 1
-        for end in (lo, iv[1]):
-            if end != INF and end > self.greatest:
-                self.greatest = end
+        if lo > self.greatest:
+            self.greatest = lo
+        if iv[1] != INF and iv[1] > self.greatest:
+            self.greatest = iv[1]
         self._insert(pred, args, iv)
         return results
 
@@ -210,8 +213,8 @@ class Engine:
         horizon = self.horizon
         if horizon is None:
             horizon = self.greatest
-            if self.points:
-                horizon = max(horizon, self.points[-1])
+            if self._points:
+                horizon = max(horizon, self._points[-1])
             if horizon == -INF:
                 return []
             self.horizon = horizon
@@ -222,17 +225,19 @@ class Engine:
         if self.points is None:
             final = []
             cap = (-INF, horizon, False, True)
+            out = self._out
             for pred in sorted(self.outputs):
                 for args, ivs in self.store.get(pred, {}).items():
                     for iv in ivs[self._emitted.get((pred, args), 0) :]:
                         iv = intersect(iv, cap)
                         if iv is not None:
-                            final.append((pred, args, iv))
+                            final.append((pred, args, out(iv)))
             if final:
-                if results and results[-1][0] == horizon:
-                    results[-1] = (horizon, results[-1][1] + final)
+                shown = from_unit(horizon, self.scale)
+                if results and results[-1][0] == shown:
+                    results[-1] = (shown, results[-1][1] + final)
                 else:
-                    results.append((horizon, final))
+                    results.append((shown, final))
         return results
 
     # ---------------------------------------------------------------- store
@@ -249,14 +254,25 @@ class Engine:
         if old is None:
             table[args] = [iv]
             new = [iv]
-            for (p, positions), index in self._indexes.items():
-                if p == pred:
-                    index.setdefault(tuple(args[i] for i in positions), set()).add(args)
+            indexes = self._indexes.get(pred)
+            if indexes:
+                for positions, index in indexes.items():
+                    index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
         else:
-            merged, new = add(old, iv)
-            if not new:
-                return
-            table[args] = merged
+            last = old[-1]
+            if last[1] < iv[0] or (last[1] == iv[0] and not (last[3] or iv[2])):  # after the rest
+                old.append(iv)
+                new = [iv]
+            elif iv[0] > last[0] or (iv[0] == last[0] and (last[2] or not iv[2])):  # starts in the last
+                if iv[1] < last[1] or (iv[1] == last[1] and (last[3] or not iv[3])):
+                    return  # nothing new
+                old[-1] = (last[0], iv[1], last[2], iv[3])
+                new = [(last[1], iv[1], not last[3], iv[3])]
+            else:
+                merged, new = add(old, iv)
+                if not new:
+                    return
+                table[args] = merged
         delta = self._delta
         if delta is None:  # a stream fact, between slices: released when its slice comes
             self.future.add((pred, args))
@@ -265,39 +281,40 @@ class Engine:
         for part in new:
             visible = intersect(part, cut)
             if visible is not None:
-                delta.setdefault(pred, {}).setdefault(args, []).append(visible)
+                facts = delta.get(pred)
+                if facts is None:
+                    facts = delta[pred] = {}
+                parts = facts.get(args)
+                if parts is None:
+                    facts[args] = [visible]
+                else:
+                    parts.append(visible)
             if not _within(part, cut[1], cut[3]):
                 self.future.add((pred, args))
+
+    def _candidates(self, pred: str, positions: tuple, key: tuple, table: dict) -> list:
+        """The ground atoms of ``pred`` with the values ``key`` at ``positions`` (through an index)."""
+        if not positions:
+            return list(table)
+        indexes = self._indexes.get(pred)
+        if indexes is None:
+            indexes = self._indexes[pred] = {}
+        index = indexes.get(positions)
+        if index is None:
+            index = indexes[positions] = {}
+            for args in table:
+                index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
+        return list(index.get(key, ()))
 
     def _lookup(self, pred: str, terms: tuple, binding: dict) -> Iterable[tuple]:
         table = self.store.get(pred)
         if not table:
             return ()
         positions = tuple(i for i, t in enumerate(terms) if type(t) is not Var or t in binding)
+        key = tuple(binding[terms[i]] if type(terms[i]) is Var else terms[i] for i in positions)
         if len(positions) == len(terms):
-            args = _ground(terms, binding)
-            return (args,) if args in table else ()
-        if not positions:
-            return list(table)
-        index = self._indexes.get((pred, positions))
-        if index is None:
-            index = self._indexes[(pred, positions)] = {}
-            for args in table:
-                index.setdefault(tuple(args[i] for i in positions), set()).add(args)
-        key = tuple(binding[terms[i]] if type(terms[i]) is Var else terms[i] for i in positions)
-        return list(index.get(key, ()))
-
-    def _candidates(self, pred: str, terms: tuple, positions: tuple, binding: dict, table: dict) -> list:
-        """The ground atoms of ``pred`` agreeing with ``binding`` on ``positions`` (through an index)."""
-        if not positions:
-            return list(table)
-        index = self._indexes.get((pred, positions))
-        if index is None:
-            index = self._indexes[(pred, positions)] = {}
-            for args in table:
-                index.setdefault(tuple(args[i] for i in positions), set()).add(args)
-        key = tuple(binding[terms[i]] if type(terms[i]) is Var else terms[i] for i in positions)
-        return list(index.get(key, ()))
+            return (key,) if key in table else ()
+        return self._candidates(pred, positions, key, table)
 
     def _containing(self, pred: str, args: tuple, part: Interval) -> Interval | None:
         """The maximal interval of ``pred(args)`` holding ``part``, cut at the slice's end."""
@@ -311,21 +328,31 @@ class Engine:
         """Close the slice from the frontier to ``end`` (included if ``closed``); returns the results
         that became final."""
         start = self.frontier
-        self._slice = (start, end, not self.closed and start != -INF, closed)
+        cut = self._slice = (start, end, not self.closed and start != -INF, closed)
         self._visible = (-INF, end, False, closed)
         delta: dict[str, dict[tuple, list[Interval]]] = {}
-        for key in list(self.future):
+        store = self.store
+        done = []
+        for key in self.future:
             pred, args = key
-            ivs = self.store[pred].get(args)
+            ivs = store[pred].get(args)
             if ivs is None:
-                self.future.discard(key)
+                done.append(key)
                 continue
             for iv in ivs:
-                part = intersect(iv, self._slice)
+                if iv[1] < start:
+                    continue
+                if iv[0] > end:
+                    break
+                part = intersect(iv, cut)
                 if part is not None:
-                    delta.setdefault(pred, {}).setdefault(args, []).append(part)
+                    facts = delta.get(pred)
+                    if facts is None:
+                        facts = delta[pred] = {}
+                    facts.setdefault(args, []).append(part)
             if _within(ivs[-1], end, closed):
-                self.future.discard(key)
+                done.append(key)
+        self.future.difference_update(done)
         while delta:
             self._delta = {}
             for pred, facts in delta.items():
@@ -340,79 +367,100 @@ class Engine:
 
     def _apply(self, rule, pred: str, facts: dict) -> None:
         insert = self._insert
-        if isinstance(rule, _Op):
-            terms = rule.body[1]
-            hpred, hterms = rule.head
+        if type(rule) is Op:
+            project = rule.project
+            hpred = rule.head
+            rho = rule.rho
+            if rule.kind == "diamond":
+                for args, parts in facts.items():
+                    hargs = project(args)
+                    if hargs is not None:
+                        for part in parts:
+                            insert(hpred, hargs, shift(part, rho))
+                return
             for args, parts in facts.items():
-                b = _match(terms, args, {})
-                if b is None:
+                hargs = project(args)
+                if hargs is None:
                     continue
-                hargs = _ground(hterms, b)
-                if rule.kind == "diamond":
-                    for part in parts:
-                        insert(hpred, hargs, shift(part, rule.rho))
-                else:
-                    done = set()
-                    for part in parts:
-                        whole = self._containing(pred, args, part)
-                        if whole is None or whole in done:
-                            continue
-                        done.add(whole)
-                        out = box(whole, rule.rho)
-                        if out is not None:
-                            insert(hpred, hargs, out)
-        elif isinstance(rule, _Join):
-            for i, (p, terms) in enumerate(rule.body):
+                done = set()
+                for part in parts:
+                    whole = self._containing(pred, args, part)
+                    if whole is None or whole in done:
+                        continue
+                    done.add(whole)
+                    out = box(whole, rho)
+                    if out is not None:
+                        insert(hpred, hargs, out)
+        elif type(rule) is Join:
+            join = self._join
+            for i, (p, _) in enumerate(rule.body):
                 if p != pred:
                     continue
-                rest = rule.plans[i]
+                arity, consts, fills, checks = rule.entries[i]
+                plan = rule.plans[i]
+                slots = [None] * rule.size
                 for args, parts in facts.items():
-                    b = _match(terms, args, {})
-                    if b is None:
+                    if len(args) != arity:
                         continue
+                    if consts and any(args[k] != c for k, c in consts):
+                        continue
+                    if checks and any(args[k] != args[m] for k, m in checks):
+                        continue
+                    for slot, k in fills:
+                        slots[slot] = args[k]
                     for part in parts:
-                        self._join(rule, rest, b, part)
+                        join(rule, plan, 0, slots, part)
         else:
             self._apply_since(rule, pred, facts)
 
-    def _join(self, rule: _Join, rest: list, binding: dict, current: Interval) -> None:
-        if not rest:
-            hpred, hterms = rule.head
+    def _join(self, rule: Join, plan: list, k: int, slots: list, current: Interval) -> None:
+        if k == len(plan):
+            hpred, build = rule.head
             out = current if rule.rho is None else shift(current, rule.rho)
-            self._insert(hpred, _ground(hterms, binding), out)
+            self._insert(hpred, build(slots), out)
             return
-        (pred, terms, positions, full), remaining = rest[0], rest[1:]
-        table = self.store.get(pred)
+        step = plan[k]
+        table = self.store.get(step.pred)
         if not table:
             return
-        if full:  # every argument known: one ground atom to look at
-            args = _ground(terms, binding)
-            candidates = (args,) if args in table else ()
-        else:
-            candidates = self._candidates(pred, terms, positions, binding, table)
-        for args in candidates:
-            b = binding if full else _match(terms, args, binding)
-            if b is None:
-                continue
-            for iv in table[args]:
-                if iv[0] > current[1]:
+        chi = current[1]
+        if step.full:  # every argument known: one ground atom to look at
+            ivs = table.get(step.key(slots))
+            if ivs is None:
+                return
+            for iv in ivs:
+                if iv[0] > chi:
                     break
                 both = intersect(iv, current)
                 if both is not None:
-                    self._join(rule, remaining, b, both)
+                    self._join(rule, plan, k + 1, slots, both)
+            return
+        arity, fills, checks = step.arity, step.fills, step.checks
+        for args in self._candidates(step.pred, step.positions, step.key(slots), table):
+            if len(args) != arity:
+                continue
+            if checks and any(args[i] != args[m] for i, m in checks):
+                continue
+            for slot, i in fills:
+                slots[slot] = args[i]
+            for iv in table[args]:
+                if iv[0] > chi:
+                    break
+                both = intersect(iv, current)
+                if both is not None:
+                    self._join(rule, plan, k + 1, slots, both)
 
-    def _apply_since(self, rule: _Since, pred: str, facts: dict) -> None:
-        hpred, hterms = rule.head
+    def _apply_since(self, rule: Since, pred: str, facts: dict) -> None:
+        hpred = rule.head
         (lpred, lterms), (rpred, rterms) = rule.left, rule.right
         rho = rule.rho
         visible = self._visible
         if pred == rpred:
             for args, parts in facts.items():
-                b = _match(rterms, args, {})
-                if b is None:
+                hargs = rule.head_of_right(args)
+                if hargs is None:
                     continue
-                hargs = _ground(hterms, b)
-                largs = _ground(lterms, b)
+                largs = rule.left_of_right(args)
                 stored = self.store.get(lpred, {}).get(largs, ())
                 lefts = [k for k in (intersect(k, visible) for k in stored) if k]
                 done = set()
@@ -433,10 +481,9 @@ class Engine:
                     if k is not None:
                         ks.add(k)
                 for args in self._lookup(rpred, rterms, b):
-                    b2 = _match(rterms, args, b)
-                    if b2 is None:
+                    hargs = rule.head_of_right(args)
+                    if hargs is None or _match(rterms, args, b) is None:
                         continue
-                    hargs = _ground(hterms, b2)
                     for j in self.store[rpred][args]:
                         j = intersect(j, visible)
                         if j is None:
@@ -458,11 +505,12 @@ class Engine:
     def _report(self, end, closed: bool) -> list:
         results = []
         if self.points is not None:
-            points = self.points
+            points = self._points
             while self._next_point < len(points) and (
                 points[self._next_point] < end or (closed and points[self._next_point] == end)
             ):
                 p = points[self._next_point]
+                shown = self.points[self._next_point]
                 self._next_point += 1
                 atoms = []
                 for pred in self.outputs:
@@ -473,9 +521,10 @@ class Engine:
                             if (iv[0] < p or iv[2]) and (p < iv[1] or (p == iv[1] and iv[3])):
                                 atoms.append((pred, args))
                                 break
-                results.append((p, atoms))
+                results.append((shown, atoms))
             return results
         final = []
+        out = self._out
         for pred in self.outputs:
             for args, ivs in self.store.get(pred, {}).items():
                 key = (pred, args)
@@ -484,14 +533,14 @@ class Engine:
                 while n < len(ivs):
                     iv = ivs[n]
                     if _ended(iv, end, closed):
-                        final.append((pred, args, iv))
+                        final.append((pred, args, out(iv)))
                         n += 1
                     else:
                         break
                 if n != done:
                     self._emitted[key] = n
         if final:
-            results.append((end, final))
+            results.append((from_unit(end, self.scale), final))
         return results
 
     def _forget(self, end, closed: bool) -> None:
@@ -500,6 +549,10 @@ class Engine:
             keep_rules = self._since_right.get(pred)
             dead = []
             for args, ivs in table.items():
+                hi = ivs[0][1]
+                if hi > end or (hi == end and (not closed or ivs[0][3])):  # the first has not ended
+                    count += len(ivs)
+                    continue
                 n = 0
                 while n < len(ivs):
                     iv = ivs[n]
@@ -521,29 +574,30 @@ class Engine:
                         continue
                     del ivs[:n]
                 count += len(ivs)
+            if not dead:
+                continue
+            indexes = self._indexes.get(pred, {})
             for args in dead:
                 del table[args]
-                for (p, positions), index in self._indexes.items():
-                    if p == pred:
-                        k = tuple(args[i] for i in positions)
-                        members = index.get(k)
-                        if members is not None:
-                            members.discard(args)
-                            if not members:
-                                del index[k]
+                for positions, index in indexes.items():
+                    k = tuple([args[i] for i in positions])
+                    members = index.get(k)
+                    if members is not None:
+                        members.discard(args)
+                        if not members:
+                            del index[k]
         if count > self.peak_intervals:
             self.peak_intervals = count
 
-    def _still_needed(self, rules: list[_Since], args: tuple, j: Interval, end) -> bool:
+    def _still_needed(self, rules: list[Since], args: tuple, j: Interval, end) -> bool:
         """Whether an ended interval ``j`` on the right of a Since may still give a result after ``end``:
         some left-side interval reaching the frontier started before ``j`` ended."""
         for rule in rules:
             if j[1] + rule.rho[1] < end:
                 continue
-            b = _match(rule.right[1], args, {})
-            if b is None:
+            if rule.head_of_right(args) is None:
                 continue
-            largs = _ground(rule.left[1], b)
+            largs = rule.left_of_right(args)
             for k in self.store.get(rule.left[0], {}).get(largs, ()):
                 if k[0] <= j[1] and k[1] >= end:
                     return True

@@ -198,3 +198,34 @@ def subtract(a: Interval, b: Interval) -> list[Interval]:
         if right is not None:
             out.append(right)
     return out
+
+
+def denominator(t: Time) -> int:
+    """The least ``d`` with ``t·d`` an integer (1 for ``inf``)."""
+    kind = type(t)
+    if kind is int:
+        return 1
+    if kind is Fraction:
+        return t.denominator
+    return 1 if t in (INF, -INF) else Fraction(t).denominator
+
+
+def to_unit(t: Time, scale: int) -> Time:
+    """``t`` in the time unit ``1/scale`` (an ``int`` when ``scale`` is a multiple of its denominator)."""
+    kind = type(t)
+    if kind is int:
+        return t * scale
+    if kind is not Fraction:
+        if t in (INF, -INF):
+            return t
+        t = Fraction(t)
+    times, rest = divmod(scale, t.denominator)
+    return t.numerator * times if rest == 0 else t * scale
+
+
+def from_unit(t: Time, scale: int) -> Time:
+    """A time in the unit ``1/scale`` back in plain units (``int`` when integral, else ``Fraction``)."""
+    if scale == 1 or type(t) is float:
+        return t
+    whole, rest = divmod(t, scale)
+    return whole if rest == 0 else Fraction(t, scale)

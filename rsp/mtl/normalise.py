@@ -164,12 +164,12 @@ def normalise(program: Program) -> Normalised:
         while isinstance(head, Unary):  # Boxplus ρ1 Boxplus ρ2 A = Boxplus (ρ1 ⊕ ρ2) A
             rho = head.rho if rho is None else shift(rho, head.rho)
             head = head.sub
-        body = tuple(flat(literal, rule.origin) for literal in rule.body)
         new_head = head if rho is None else Unary("Boxplus", rho, head)
-        if len(body) == 1 and rho is None and _single_op_rule(rule):
-            # ``H :- op P`` is already in normal form: no fresh predicate for it
+        if len(rule.body) == 1 and rho is None and _single_op_rule(rule):
+            # ``H :- op P`` is already in normal form: no fresh predicate (and no rule defining it)
             out.append(Rule(new_head, rule.body, rule.origin))
             continue
+        body = tuple(flat(literal, rule.origin) for literal in rule.body)
         out.append(Rule(new_head, body, rule.origin))
     return Normalised(tuple(out), program, frozenset(fresh.values()), punctual)
 

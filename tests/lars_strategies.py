@@ -69,11 +69,20 @@ def predicates(sig: Signature, names: tuple[str, ...]) -> list[Pred]:
 
 
 @st.composite
-def _ext_atom(draw: st.DrawFn, preds: list[Pred], bound: set[str], negated: bool, box: bool = False) -> str:
+def _ext_atom(
+    draw: st.DrawFn,
+    preds: list[Pred],
+    bound: set[str],
+    negated: bool,
+    box: bool = False,
+    chosen: list[Pred] | None = None,
+) -> str:
     """One extended body atom (``box``: a time-window box); a positive one adds the variables it binds
-    to ``bound``. ``@`` windows come twice as often as the other forms: two of them with different
-    sizes give one head several derivations that end at different horizons."""
+    to ``bound`` (and its predicate to ``chosen``). ``@`` windows come twice as often as the other forms:
+    two of them with different sizes give one head several derivations that end at different horizons."""
     pred, arity = draw(st.sampled_from(preds))
+    if chosen is not None:
+        chosen.append((pred, arity))
     forms = [f for f in FORMS + (("time", "@"),) * 2 if f[0] != "tuple" or pred in EXTENSIONAL]
     if box:
         forms = [("time", "[]")]
@@ -119,10 +128,14 @@ def _rule(draw: st.DrawFn, sig: Signature, levels: dict[Pred, int], head: Pred) 
     negative_preds = extensional + [i for i in levels if levels[i] < level]
     bound: set[str] = set()
     positives = draw(st.sampled_from((0, 1, 1, 2, 2, 3)))
-    body = [draw(_ext_atom(positive_preds, bound, False)) for _ in range(positives)]
+    read: list[Pred] = []
+    body = [draw(_ext_atom(positive_preds, bound, False, chosen=read)) for _ in range(positives)]
     if draw(st.integers(0, 3)) == 0:  # recursion: the head's own predicate, often through a box
-        own = draw(_ext_atom([head], bound, False, box=draw(st.booleans())))
+        own = draw(_ext_atom([head], bound, False, box=draw(st.booleans()), chosen=read))
         body.append(own)
+    # A head of a rule that may be recursive (it reads a predicate of its own level) takes no computed
+    # value: recursion through arithmetic has an infinite model, and rsp refuses it (a test of its own).
+    recursive = any(levels.get(pred, -1) == level for pred in read)
     for target in ASSIGNED_VARS[: draw(st.sampled_from((0, 0, 1, 1, 2)))]:
         body.append(f"{target} = {draw(_expression(bound))}")
         bound.add(target)
@@ -135,7 +148,8 @@ def _rule(draw: st.DrawFn, sig: Signature, levels: dict[Pred, int], head: Pred) 
     if not body:
         body.append(draw(_ext_atom(negative_preds, bound, True)))
     body = draw(st.permutations(body))
-    args = [draw(st.sampled_from(sorted(bound) + [_term(c) for c in CONSTANTS])) for _ in range(head[1])]
+    head_vars = sorted(bound - set(ASSIGNED_VARS)) if recursive else sorted(bound)
+    args = [draw(st.sampled_from(head_vars + [_term(c) for c in CONSTANTS])) for _ in range(head[1])]
     text = _atom(head[0], args)
     if draw(st.booleans()):  # an @ head: mostly a time variable, else any bound variable or a constant
         time_vars = sorted(bound & set(TIME_VARS + ASSIGNED_VARS))

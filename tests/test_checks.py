@@ -31,6 +31,40 @@ def test_assignments_bind_variables() -> None:
     assert len(program.program.rules) == 1
 
 
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        # found by make fuzz: the naive evaluator and rsp lars both ran without end on it
+        ("i4(0) :- not p.\ni4(V) :- i4(X), V = X + 1.", 2),
+        ("b(1).\na(V) :- b(X), V = X * 2.\nb(X) :- a(X).", 2),  # through another predicate
+        ("n(0).\nn(W) :- [3] <> n(X), V = X + 1, W = V.", 2),  # copied from a computed value
+        ("n(0).\n@T n(V) :- [3] @T s, [3] @U n(X), V = X + 1.", 2),  # @U may be the head's own time point
+        ("n(0).\n@T n(V) :- [3] @T s, [3] @U n(X), U = T + 1, V = X + 1.", 2),  # reads later points
+        ("n(0) :- not p.\nn(V) :- n(X), V = X + 1.", 2),  # (clingo/tms modes check the same)
+    ],
+)
+def test_recursion_through_arithmetic_is_refused(text: str, line: int) -> None:
+    with pytest.raises(ProgramError) as info:
+        parse(text, "r.lars")
+    assert str(info.value).startswith(f"r.lars:{line}:1: recursion through arithmetic")
+    assert "compute the value outside the recursion" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "n(V) :- p(X), V = X + 1.\nm(X) :- n(X), m(X).",  # arithmetic outside the recursion
+        "r(X,Y) :- e(X,Y).\nr(X,Z) :- r(X,Y), e(Y,Z), W = Y + 1, W > 2.",  # computed, not in the head
+        # counting back in time: the value moves forward, and the timeline is finite
+        "@T c(V,N) :- [5] @T s(V), [5] @U c(V,M), U = T - 1, N = M + 1.",
+        "@T c(N) :- [5] @T s, [5] @U c(M), T = U + 2, N = M + 1.",
+        "@T c(N) :- [5] @T s, [5] @U c(M), U < T, N = M * 2.",
+    ],
+)
+def test_arithmetic_outside_recursion_or_forward_in_time_is_accepted(text: str) -> None:
+    assert parse(text).program.rules
+
+
 def test_negation_through_recursion_is_refused() -> None:
     with pytest.raises(ProgramError) as info:
         parse("a :- p, not b.\nb :- a.", "n.lars")

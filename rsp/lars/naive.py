@@ -124,6 +124,7 @@ class _Context:
         self.t1, self.t = t1, t
         self.elements = [e for e in elements if e[0] <= t]
         self.facts = facts
+        self._tuple_windows: dict[tuple[int, Op], tuple[range, set[Pair]]] = {}
         self.pairs: set[Pair] = {((pred, args), time) for time, pred, args in self.elements}
         for fact, at in facts:
             if at is None:
@@ -142,7 +143,11 @@ class _Context:
             points = range(max(t1, t - window.size), t + 1)
         if window is None or not window.tuple_based:
             return points, self.pairs
-        # Tuple window: W = the last n elements with time <= t; its range is [t', t].
+        # Tuple window: W = the last n elements with time <= t; its range is [t', t]. It sees stream
+        # elements and background facts only, fixed for this t: computed once per (n, operator).
+        cached = self._tuple_windows.get((window.size, ext.op))
+        if cached is not None:
+            return cached
         n = window.size
         last = self.elements[max(0, len(self.elements) - n) :] if n > 0 else []
         if len(self.elements) < n:
@@ -154,34 +159,34 @@ class _Context:
             visible |= {(fact, s) for s in range(start, t + 1) if at is None or at == s}
         if ext.op in (Op.BOX, Op.AT):
             points = range(start, t + 1)
+        self._tuple_windows[(window.size, ext.op)] = points, visible
         return points, visible
 
     def matches(self, ext: ExtAtom, sub: Subst) -> Iterator[Subst]:
         """Every extension of ``sub`` under which the (non-negated) extended atom holds at t."""
         points, visible = self.window(ext)
         atom = ext.atom
+        seen: set[frozenset] = set()
         if ext.op in (Op.PLAIN, Op.DIAMOND, Op.AT):
-            seen: list[Subst] = []
             for (pred, args), s in visible:
                 if pred != atom.pred or s not in points:
                     continue
                 new = _unify(atom.args, args, sub)
                 if new is not None and ext.op is Op.AT:
                     new = _bind_time(ext.time, s, new)
-                if new is not None and new not in seen:
-                    seen.append(new)
+                if new is not None and (key := frozenset(new.items())) not in seen:
+                    seen.add(key)
                     yield new
             return
         # BOX: candidates come from the atoms at any covered point, then every point must hold.
         candidates = {args for (pred, args), s in visible if pred == atom.pred and s in points}
-        seen = []
         for args in candidates:
             new = _unify(atom.args, args, sub)
-            if new is None or new in seen:
+            if new is None or (key := frozenset(new.items())) in seen:
                 continue
             ground = tuple(new[a.name] if isinstance(a, Var) else a for a in atom.args)
             if all(((atom.pred, ground), s) in visible for s in points):
-                seen.append(new)
+                seen.add(key)
                 yield new
 
 
@@ -229,9 +234,22 @@ def _finish(rule: Rule, sub: Subst, ctx: _Context) -> Subst | None:
 
 
 def _instances(rule: Rule, ctx: _Context) -> Iterator[Subst]:
+    """The substitutions under which the body holds, restricted to the variables that matter after the
+    positive atoms (a variable met only in atoms already matched is existential: dropping it, and the
+    duplicates that leaves, changes no head and no later test, and keeps cross products small)."""
+    positives = rule.positive_atoms()
+    rest = rule.head.variables().union(
+        *(lit.variables() for lit in rule.body if not (isinstance(lit, ExtAtom) and not lit.negated))
+    )
     subs: list[Subst] = [{}]
-    for ext in rule.positive_atoms():
-        subs = [new for sub in subs for new in ctx.matches(ext, sub)]
+    for i, ext in enumerate(positives):
+        needed = rest.union(*(later.variables() for later in positives[i + 1 :]))
+        projected: dict[frozenset, Subst] = {}
+        for sub in subs:
+            for new in ctx.matches(ext, sub):
+                kept = {name: value for name, value in new.items() if name in needed}
+                projected.setdefault(frozenset(kept.items()), kept)
+        subs = list(projected.values())
     for sub in subs:
         done = _finish(rule, sub, ctx)
         if done is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,8 @@ def _true(program, stream, t, pairs, why, rules) -> bool:
         if negated or not _holds(ctx, lit):
             return False
     for assumption in why["assumptions"]:
+        if re.match(r"not (\[#?\d+\] )?@[^\d-]", assumption):
+            continue  # "not @c p" with c not a time point: p holds at no such point, so the assumption is true
         lit, negated = _literal(assumption.removeprefix("not "))
         if negated or _holds(ctx, lit):
             return False

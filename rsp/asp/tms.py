@@ -323,6 +323,8 @@ class TmsReasoner:
             at = time_point(rule.head.time) if rule.head.time is not None else t
             if at == t and sig in self.timed:
                 self._add((("A", atom.pred, atom.args, t), (), ()), FACT, self._expires(sig, t))
+            elif at == t and rule.head.time is not None:  # "@t p." read only now: p holds at this tick
+                self._add((("N", atom.pred, atom.args), (), ()), FACT, t + 1)
         for pred, args in batch:
             sig = (pred, len(args))
             self._add((("A", pred, args, t), (), ()), FACT, self._expires(sig, t))

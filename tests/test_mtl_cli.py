@@ -117,3 +117,18 @@ def test_intervals_leave_once_the_stream_has_passed_them(tmp_path, capsys) -> No
     ]
     code, out, _ = _run(capsys, "mtl", str(program), "--stream", str(stream), "--horizon", "5")
     assert out.splitlines() == ["A(a)@[0,1]", "A(b)@[3,4]", "A(c)@[3,5]"]
+
+
+def test_stats_summary(tmp_path, capsys) -> None:
+    """``--stats`` prints the facts read and the peak of stored intervals: with ◇⁻[0,2] the points of one
+    atom coalesce into a single stored interval per slice (plus the fact of the slice being closed)."""
+    program = tmp_path / "p.txt"
+    program.write_text("Warm(X):-Diamondminus[0,2]Hot(X)\n")
+    stream = tmp_path / "s.txt"
+    stream.write_text("".join(f"Hot(a)@{t / 4:g}\n" for t in range(40)))
+    code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream), "--stats")
+    assert code == 0
+    assert out.splitlines() == ["Warm(a)@[0,9.75]"]
+    facts, peak = err.split("rsp mtl: ", 1)[1].split(" facts read, ")
+    assert facts == "40"
+    assert int(peak.split(" stored intervals at most")[0]) <= 3

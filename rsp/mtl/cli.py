@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from fractions import Fraction
+from time import perf_counter
 from typing import TextIO
 
 from rsp.errors import RspError
@@ -54,6 +55,11 @@ def add_parser(sub) -> None:
     )
     mtl.add_argument("--output", "-o", help="write results to this file instead of stdout")
     mtl.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")
+    mtl.add_argument(
+        "--stats",
+        action="store_true",
+        help="at the end, on stderr: facts read, the peak number of stored intervals, seconds",
+    )
     mtl.set_defaults(handler=command)
 
 
@@ -153,6 +159,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.mtl.engine import Engine
     from rsp.mtl.facts import read_facts
 
+    started = perf_counter()
     program = load(args.program)
     outputs, horizon, points = options(args)
     engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
@@ -183,4 +190,10 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late fact(s) dropped",
                 file=sys.stderr,
             )
+    if args.stats:
+        print(
+            f"rsp mtl: {engine.facts_read} facts read, {engine.peak_intervals} stored intervals at most, "
+            f"{perf_counter() - started:.3f} s",
+            file=sys.stderr,
+        )
     return 0

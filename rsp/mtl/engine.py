@@ -15,13 +15,17 @@ facts at the same time point, ``◇⁻ρ`` and ``⊞ρ`` are applied once to eac
 frontier or the future, never the stream's past. For a program with no punctual interval (the case of
 the paper's Algorithm 6) that is also independent of how dense the timestamps are: a ``◇⁻[a,b]`` with
 ``a < b`` coalesces the shifts of close points into one interval, and isolated points are dropped as
-soon as they are passed. Rational times are exact (``int`` or ``Fraction``).
+soon as they are passed. Rational times are exact: integers in a unit ``1/scale`` (see :class:`Engine`).
+Two heaps name the atoms with a part to release into the coming slice and those whose first interval
+may have ended, so closing a slice costs what it releases and forgets, not the size of the store.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from heapq import heappop, heappush
+from itertools import count
 
 from rsp.errors import LateElementError
 from rsp.mtl.intervals import (
@@ -39,27 +43,9 @@ from rsp.mtl.intervals import (
 )
 from rsp.mtl.model import Var, format_atom
 from rsp.mtl.normalise import Normalised
-from rsp.mtl.plans import Join, Op, Since, compile_rules, rescale
+from rsp.mtl.plans import Join, Op, Since, compile_rules, match, rescale
 
 Key = tuple  # (pred, args)
-
-
-def _match(terms: tuple, args: tuple, binding: dict) -> dict | None:
-    if len(terms) != len(args):
-        return None
-    new = binding
-    for term, value in zip(terms, args, strict=True):
-        if type(term) is Var:
-            bound = new.get(term)
-            if bound is None:
-                if new is binding:
-                    new = dict(binding)
-                new[term] = value
-            elif bound != value:
-                return None
-        elif term != value:
-            return None
-    return new
 
 
 def _within(iv: Interval, end, closed: bool) -> bool:
@@ -106,7 +92,12 @@ class Engine:
         self.late = 0
         self.facts_read = 0
         self.store: dict[str, dict[tuple, list[Interval]]] = {}
-        self.future: set[Key] = set()
+        # heaps of (time, n, key): an atom with a part to release into the slice reaching that time, and
+        # an atom whose first interval may have ended by then (n keeps keys out of the comparison)
+        self._agenda: list[tuple] = []
+        self._expiry: list[tuple] = []
+        self._order = count()
+        self._stored = 0  # intervals in the store
         self.frontier = -INF  # the model is final on (−∞, frontier] (closed) or (−∞, frontier)
         self.closed = True  # (at −∞ the first slice is open on the left either way)
         self.read_lo = None
@@ -159,6 +150,8 @@ class Engine:
             self.horizon *= factor
         if self._points is not None:
             self._points = [p * factor for p in self._points]
+        self._agenda = [(t * factor, n, key) for t, n, key in self._agenda]  # still heaps
+        self._expiry = [(t * factor, n, key) for t, n, key in self._expiry]
 
     def _in_unit(self, iv: Interval) -> Interval:
         """A stream fact's interval in the engine's unit (rescaling the state for a new denominator)."""
@@ -254,6 +247,8 @@ class Engine:
         if old is None:
             table[args] = [iv]
             new = [iv]
+            self._stored += 1
+            heappush(self._expiry, (iv[1], next(self._order), (pred, args)))
             indexes = self._indexes.get(pred)
             if indexes:
                 for positions, index in indexes.items():
@@ -263,6 +258,7 @@ class Engine:
             if last[1] < iv[0] or (last[1] == iv[0] and not (last[3] or iv[2])):  # after the rest
                 old.append(iv)
                 new = [iv]
+                self._stored += 1
             elif iv[0] > last[0] or (iv[0] == last[0] and (last[2] or not iv[2])):  # starts in the last
                 if iv[1] < last[1] or (iv[1] == last[1] and (last[3] or not iv[3])):
                     return  # nothing new
@@ -273,9 +269,12 @@ class Engine:
                 if not new:
                     return
                 table[args] = merged
+                self._stored += len(merged) - len(old)
+                if merged[0][1] != old[0][1]:
+                    heappush(self._expiry, (merged[0][1], next(self._order), (pred, args)))
         delta = self._delta
         if delta is None:  # a stream fact, between slices: released when its slice comes
-            self.future.add((pred, args))
+            heappush(self._agenda, (iv[0], next(self._order), (pred, args)))
             return
         cut = self._slice
         for part in new:
@@ -290,7 +289,8 @@ class Engine:
                 else:
                     parts.append(visible)
             if not _within(part, cut[1], cut[3]):
-                self.future.add((pred, args))
+                start = part[0] if part[0] > cut[1] else cut[1]
+                heappush(self._agenda, (start, next(self._order), (pred, args)))
 
     def _candidates(self, pred: str, positions: tuple, key: tuple, table: dict) -> list:
         """The ground atoms of ``pred`` with the values ``key`` at ``positions`` (through an index)."""
@@ -332,12 +332,17 @@ class Engine:
         self._visible = (-INF, end, False, closed)
         delta: dict[str, dict[tuple, list[Interval]]] = {}
         store = self.store
-        done = []
-        for key in self.future:
+        agenda = self._agenda
+        seen = set()
+        again = []
+        while agenda and agenda[0][0] <= end:
+            key = heappop(agenda)[2]
+            if key in seen:
+                continue
+            seen.add(key)
             pred, args = key
             ivs = store[pred].get(args)
             if ivs is None:
-                done.append(key)
                 continue
             for iv in ivs:
                 if iv[1] < start:
@@ -350,9 +355,13 @@ class Engine:
                     if facts is None:
                         facts = delta[pred] = {}
                     facts.setdefault(args, []).append(part)
-            if _within(ivs[-1], end, closed):
-                done.append(key)
-        self.future.difference_update(done)
+            if not _within(ivs[-1], end, closed):  # more to release later: from where it resumes
+                for iv in ivs:
+                    if not _within(iv, end, closed):
+                        again.append((iv[0] if iv[0] > end else end, key))
+                        break
+        for time, key in again:
+            heappush(agenda, (time, next(self._order), key))
         while delta:
             self._delta = {}
             for pred, facts in delta.items():
@@ -472,7 +481,7 @@ class Engine:
                     self._since_out(hpred, hargs, j, lefts, rho)
         if pred == lpred:
             for largs, parts in facts.items():
-                b = _match(lterms, largs, {})
+                b = match(lterms, largs, {})
                 if b is None:
                     continue
                 ks = set()
@@ -482,7 +491,7 @@ class Engine:
                         ks.add(k)
                 for args in self._lookup(rpred, rterms, b):
                     hargs = rule.head_of_right(args)
-                    if hargs is None or _match(rterms, args, b) is None:
+                    if hargs is None or match(rterms, args, b) is None:
                         continue
                     for j in self.store[rpred][args]:
                         j = intersect(j, visible)
@@ -544,50 +553,55 @@ class Engine:
         return results
 
     def _forget(self, end, closed: bool) -> None:
-        count = 0
-        for pred, table in self.store.items():
-            keep_rules = self._since_right.get(pred)
-            dead = []
-            for args, ivs in table.items():
-                hi = ivs[0][1]
-                if hi > end or (hi == end and (not closed or ivs[0][3])):  # the first has not ended
-                    count += len(ivs)
-                    continue
-                n = 0
-                while n < len(ivs):
-                    iv = ivs[n]
-                    if not _ended(iv, end, closed):
-                        break
-                    if keep_rules and self._still_needed(keep_rules, args, iv, end):
-                        break
-                    n += 1
-                if n:
-                    key = (pred, args)
-                    if key in self._emitted:
-                        left = self._emitted[key] - n
-                        if left > 0:
-                            self._emitted[key] = left
-                        else:
-                            del self._emitted[key]
-                    if n == len(ivs):
-                        dead.append(args)
-                        continue
-                    del ivs[:n]
-                count += len(ivs)
-            if not dead:
+        """Drop the intervals that have ended by ``end`` (those the expiry heap names), except on the
+        right of a ``Since`` while they may still be used."""
+        expiry = self._expiry
+        seen = set()
+        again = []
+        store = self.store
+        while expiry and expiry[0][0] <= end:
+            key = heappop(expiry)[2]
+            if key in seen:
                 continue
-            indexes = self._indexes.get(pred, {})
-            for args in dead:
-                del table[args]
-                for positions, index in indexes.items():
-                    k = tuple([args[i] for i in positions])
-                    members = index.get(k)
-                    if members is not None:
-                        members.discard(args)
-                        if not members:
-                            del index[k]
-        if count > self.peak_intervals:
-            self.peak_intervals = count
+            seen.add(key)
+            pred, args = key
+            table = store[pred]
+            ivs = table.get(args)
+            if ivs is None:
+                continue
+            keep_rules = self._since_right.get(pred)
+            n = 0
+            while n < len(ivs):
+                iv = ivs[n]
+                if not _ended(iv, end, closed):
+                    break
+                if keep_rules and self._still_needed(keep_rules, args, iv, end):
+                    break
+                n += 1
+            if n:
+                self._stored -= n
+                if key in self._emitted:
+                    left = self._emitted[key] - n
+                    if left > 0:
+                        self._emitted[key] = left
+                    else:
+                        del self._emitted[key]
+                if n == len(ivs):
+                    del table[args]
+                    for positions, index in self._indexes.get(pred, {}).items():
+                        k = tuple([args[i] for i in positions])
+                        members = index.get(k)
+                        if members is not None:
+                            members.discard(args)
+                            if not members:
+                                del index[k]
+                    continue
+                del ivs[:n]
+            again.append((ivs[0][1], key))
+        for time, key in again:
+            heappush(expiry, (time, next(self._order), key))
+        if self._stored > self.peak_intervals:
+            self.peak_intervals = self._stored
 
     def _still_needed(self, rules: list[Since], args: tuple, j: Interval, end) -> bool:
         """Whether an ended interval ``j`` on the right of a Since may still give a result after ``end``:

@@ -69,8 +69,10 @@ def parse_fact(line: str) -> tuple[str, tuple, Interval]:
     if args is None:
         terms: tuple = ()
     else:
-        terms = tuple(a.strip() for a in args.split(","))
-        if any(not a for a in terms):
+        terms = tuple(args.split(","))
+        if " " in args or "\t" in args:
+            terms = tuple([a.strip() for a in terms])
+        if "" in terms:
             raise ValueError("empty argument")
     return pred, terms, interval(span)
 

@@ -82,6 +82,25 @@ def projector(src: tuple, dst: tuple) -> Callable[[tuple], tuple | None]:
     return project
 
 
+def match(terms: tuple, args: tuple, binding: dict) -> dict | None:
+    """``binding`` extended so that ``terms`` match the ground ``args`` (a new dict), or ``None``."""
+    if len(terms) != len(args):
+        return None
+    new = binding
+    for term, value in zip(terms, args, strict=True):
+        if type(term) is Var:
+            bound = new.get(term)
+            if bound is None:
+                if new is binding:
+                    new = dict(binding)
+                new[term] = value
+            elif bound != value:
+                return None
+        elif term != value:
+            return None
+    return new
+
+
 @dataclass
 class Step:
     """One body atom of a join looked up with some positions bound."""

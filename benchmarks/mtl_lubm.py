@@ -1,6 +1,9 @@
 """Temporal LUBM-like streams for the paper's Π_nr and Π_r (tests/data/mtl/meteor_nonrecursive.txt,
 meteor_recursive.txt), and ``rsp mtl`` over them: µs per fact, facts/s and peak RSS of the whole
-process, at N facts and at 10×N (peak RSS should not grow with the stream's length).
+process, at N facts and at 10×N, with the peak number of intervals the engine stored (``--stats``):
+peak RSS should follow the model, not the stream's length. (Π_r's model itself grows: its recursion
+keeps every person who was once a full professor alive at every later time point, until the
+population is exhausted.)
 
     python benchmarks/mtl_lubm.py                       # 1M and 10M facts, both programs
     python benchmarks/mtl_lubm.py --facts 100000 --longer 10
@@ -16,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mtl import _process  # noqa: E402  (benchmarks/mtl.py: one process, its wall time and peak RSS)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = {
@@ -62,6 +65,16 @@ def generate(
                 write(f"{kind}({p})@[{t},{t}]\n")
 
 
+def _process(argv: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (KiB) and peak stored intervals of one ``rsp mtl … --stats`` process."""
+    started = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    rss = int(proc.stderr.rsplit("RSS ", 1)[1])
+    stored = int(re.search(r"(\d+) stored intervals at most", proc.stderr).group(1))
+    return wall, rss, stored
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--facts", type=int, default=1_000_000)
@@ -70,17 +83,18 @@ def main() -> None:
     args = parser.parse_args()
     sizes = (args.facts, args.facts * args.longer)
     print(f"rsp mtl on temporal LUBM-like streams ({args.rate} facts per time unit), whole process:")
-    print(f"{'program':<8}{'facts':>12}{'wall s':>9}{'µs/fact':>10}{'facts/s':>11}{'peak RSS MiB':>14}")
+    header = f"{'program':<8}{'facts':>12}{'wall s':>9}{'µs/fact':>10}{'facts/s':>11}{'peak RSS MiB':>14}"
+    print(header + f"{'peak stored intervals':>23}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             path = Path(tmp) / f"lubm-{n}.txt"
             generate(path, n, rate=args.rate)
             for name, (program, target) in PROGRAMS.items():
                 argv = [sys.executable, "-c", _RSS, "mtl", str(program), "--stream", str(path)]
-                argv += ["--output-predicates", target, "--format", "count"]
-                wall, rss, _ = _process(argv)
+                argv += ["--output-predicates", target, "--format", "count", "--stats"]
+                wall, rss, stored = _process(argv)
                 row = f"{name:<8}{n:>12,}{wall:>9.1f}{wall / n * 1e6:>10.1f}{n / wall:>11,.0f}"
-                print(row + f"{rss / 1024:>14.1f}", flush=True)
+                print(row + f"{rss / 1024:>14.1f}{stored:>23,}", flush=True)
             path.unlink()
 
 

@@ -50,6 +50,8 @@ FIXED = [
     ),
     # a join through a binary atom looked up by its second argument, a constant in the head
     ("R(X,k):-U(Y), E(X,Y), Boxminus[0,1/2]U(X)", ["U(a)@[0,2]", "E(a,a)@[1/3,1]", "E(c,a)@[1/2,3]"], 3),
+    # a predicate used with two arities: the index on E's second argument skips E(a)
+    ("R(Y):-U(Y), E(X,Y)", ["E(a)@1", "U(a)@1", "E(b,a)@[1,2]", "U(b)@2", "E(a)@2"], 3),
     # rescaling mid-stream: halves, then thirds, then a quarter, under a Since and a Boxplus head
     (
         "A(X):-B(X)Since[0,1/2]C(X)\nBoxplus[0,1/4]D(X):-A(X), B(X)",
@@ -176,7 +178,8 @@ def join_streams(draw) -> list[str]:
         lo = draw(st.sampled_from(_TIMES))
         length = draw(st.sampled_from([0, 0, Fraction(1, 3), Fraction(1, 2), 1, "inf"]))
         pred = draw(st.sampled_from(sorted(_PREDS)))
-        args = ",".join(draw(st.sampled_from(["a", "b", "c"])) for _ in range(_PREDS[pred]))
+        arity = draw(st.sampled_from([_PREDS[pred]] * 5 + [1, 2]))  # now and then another arity
+        args = ",".join(draw(st.sampled_from(["a", "b", "c"])) for _ in range(arity))
         if length == 0:
             span = _num(lo)
         elif length == "inf":

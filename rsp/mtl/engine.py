@@ -15,17 +15,13 @@ facts at the same time point, ``◇⁻ρ`` and ``⊞ρ`` are applied once to eac
 frontier or the future, never the stream's past. For a program with no punctual interval (the case of
 the paper's Algorithm 6) that is also independent of how dense the timestamps are: a ``◇⁻[a,b]`` with
 ``a < b`` coalesces the shifts of close points into one interval, and isolated points are dropped as
-soon as they are passed. Rational times are exact: integers in a unit ``1/scale`` (see :class:`Engine`).
-Two heaps name the atoms with a part to release into the coming slice and those whose first interval
-may have ended, so closing a slice costs what it releases and forgets, not the size of the store.
+soon as they are passed. Rational times are exact (``int`` or ``Fraction``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from heapq import heappop, heappush
-from itertools import count
 
 from rsp.errors import LateElementError
 from rsp.mtl.intervals import (
@@ -92,12 +88,7 @@ class Engine:
         self.late = 0
         self.facts_read = 0
         self.store: dict[str, dict[tuple, list[Interval]]] = {}
-        # heaps of (time, n, key): an atom with a part to release into the slice reaching that time, and
-        # an atom whose first interval may have ended by then (n keeps keys out of the comparison)
-        self._agenda: list[tuple] = []
-        self._expiry: list[tuple] = []
-        self._order = count()
-        self._stored = 0  # intervals in the store
+        self.future: set[Key] = set()
         self.frontier = -INF  # the model is final on (−∞, frontier] (closed) or (−∞, frontier)
         self.closed = True  # (at −∞ the first slice is open on the left either way)
         self.read_lo = None
@@ -150,8 +141,6 @@ class Engine:
             self.horizon *= factor
         if self._points is not None:
             self._points = [p * factor for p in self._points]
-        self._agenda = [(t * factor, n, key) for t, n, key in self._agenda]  # still heaps
-        self._expiry = [(t * factor, n, key) for t, n, key in self._expiry]
 
     def _in_unit(self, iv: Interval) -> Interval:
         """A stream fact's interval in the engine's unit (rescaling the state for a new denominator)."""
@@ -247,18 +236,16 @@ class Engine:
         if old is None:
             table[args] = [iv]
             new = [iv]
-            self._stored += 1
-            heappush(self._expiry, (iv[1], next(self._order), (pred, args)))
             indexes = self._indexes.get(pred)
             if indexes:
                 for positions, index in indexes.items():
-                    index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
+                    if len(args) > positions[-1]:  # (a predicate may occur with several arities)
+                        index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
         else:
             last = old[-1]
             if last[1] < iv[0] or (last[1] == iv[0] and not (last[3] or iv[2])):  # after the rest
                 old.append(iv)
                 new = [iv]
-                self._stored += 1
             elif iv[0] > last[0] or (iv[0] == last[0] and (last[2] or not iv[2])):  # starts in the last
                 if iv[1] < last[1] or (iv[1] == last[1] and (last[3] or not iv[3])):
                     return  # nothing new
@@ -269,12 +256,9 @@ class Engine:
                 if not new:
                     return
                 table[args] = merged
-                self._stored += len(merged) - len(old)
-                if merged[0][1] != old[0][1]:
-                    heappush(self._expiry, (merged[0][1], next(self._order), (pred, args)))
         delta = self._delta
         if delta is None:  # a stream fact, between slices: released when its slice comes
-            heappush(self._agenda, (iv[0], next(self._order), (pred, args)))
+            self.future.add((pred, args))
             return
         cut = self._slice
         for part in new:
@@ -289,8 +273,7 @@ class Engine:
                 else:
                     parts.append(visible)
             if not _within(part, cut[1], cut[3]):
-                start = part[0] if part[0] > cut[1] else cut[1]
-                heappush(self._agenda, (start, next(self._order), (pred, args)))
+                self.future.add((pred, args))
 
     def _candidates(self, pred: str, positions: tuple, key: tuple, table: dict) -> list:
         """The ground atoms of ``pred`` with the values ``key`` at ``positions`` (through an index)."""
@@ -302,8 +285,10 @@ class Engine:
         index = indexes.get(positions)
         if index is None:
             index = indexes[positions] = {}
+            last = positions[-1]
             for args in table:
-                index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
+                if len(args) > last:
+                    index.setdefault(tuple([args[i] for i in positions]), set()).add(args)
         return list(index.get(key, ()))
 
     def _lookup(self, pred: str, terms: tuple, binding: dict) -> Iterable[tuple]:
@@ -332,17 +317,12 @@ class Engine:
         self._visible = (-INF, end, False, closed)
         delta: dict[str, dict[tuple, list[Interval]]] = {}
         store = self.store
-        agenda = self._agenda
-        seen = set()
-        again = []
-        while agenda and agenda[0][0] <= end:
-            key = heappop(agenda)[2]
-            if key in seen:
-                continue
-            seen.add(key)
+        done = []
+        for key in self.future:
             pred, args = key
             ivs = store[pred].get(args)
             if ivs is None:
+                done.append(key)
                 continue
             for iv in ivs:
                 if iv[1] < start:
@@ -355,13 +335,9 @@ class Engine:
                     if facts is None:
                         facts = delta[pred] = {}
                     facts.setdefault(args, []).append(part)
-            if not _within(ivs[-1], end, closed):  # more to release later: from where it resumes
-                for iv in ivs:
-                    if not _within(iv, end, closed):
-                        again.append((iv[0] if iv[0] > end else end, key))
-                        break
-        for time, key in again:
-            heappush(agenda, (time, next(self._order), key))
+            if _within(ivs[-1], end, closed):
+                done.append(key)
+        self.future.difference_update(done)
         while delta:
             self._delta = {}
             for pred, facts in delta.items():
@@ -423,28 +399,40 @@ class Engine:
             self._apply_since(rule, pred, facts)
 
     def _join(self, rule: Join, plan: list, k: int, slots: list, current: Interval) -> None:
-        if k == len(plan):
+        store = self.store
+        n = len(plan)
+        while k < n:  # atoms with every argument known: one ground atom each, no recursion for one interval
+            step = plan[k]
+            table = store.get(step.pred)
+            if not table:
+                return
+            if not step.full:
+                break
+            ivs = table.get(step.key(slots))
+            if ivs is None:
+                return
+            if len(ivs) == 1:
+                current = intersect(ivs[0], current)
+                if current is None:
+                    return
+                k += 1
+                continue
+            clo, chi = current[0], current[1]
+            for iv in ivs:
+                if iv[0] > chi:
+                    break
+                if iv[1] >= clo:
+                    both = intersect(iv, current)
+                    if both is not None:
+                        self._join(rule, plan, k + 1, slots, both)
+            return
+        else:
             hpred, build = rule.head
             out = current if rule.rho is None else shift(current, rule.rho)
             self._insert(hpred, build(slots), out)
             return
-        step = plan[k]
-        table = self.store.get(step.pred)
-        if not table:
-            return
-        chi = current[1]
-        if step.full:  # every argument known: one ground atom to look at
-            ivs = table.get(step.key(slots))
-            if ivs is None:
-                return
-            for iv in ivs:
-                if iv[0] > chi:
-                    break
-                both = intersect(iv, current)
-                if both is not None:
-                    self._join(rule, plan, k + 1, slots, both)
-            return
         arity, fills, checks = step.arity, step.fills, step.checks
+        clo, chi = current[0], current[1]
         for args in self._candidates(step.pred, step.positions, step.key(slots), table):
             if len(args) != arity:
                 continue
@@ -455,9 +443,10 @@ class Engine:
             for iv in table[args]:
                 if iv[0] > chi:
                     break
-                both = intersect(iv, current)
-                if both is not None:
-                    self._join(rule, plan, k + 1, slots, both)
+                if iv[1] >= clo:
+                    both = intersect(iv, current)
+                    if both is not None:
+                        self._join(rule, plan, k + 1, slots, both)
 
     def _apply_since(self, rule: Since, pred: str, facts: dict) -> None:
         hpred = rule.head
@@ -553,55 +542,52 @@ class Engine:
         return results
 
     def _forget(self, end, closed: bool) -> None:
-        """Drop the intervals that have ended by ``end`` (those the expiry heap names), except on the
-        right of a ``Since`` while they may still be used."""
-        expiry = self._expiry
-        seen = set()
-        again = []
-        store = self.store
-        while expiry and expiry[0][0] <= end:
-            key = heappop(expiry)[2]
-            if key in seen:
-                continue
-            seen.add(key)
-            pred, args = key
-            table = store[pred]
-            ivs = table.get(args)
-            if ivs is None:
-                continue
+        count = 0
+        for pred, table in self.store.items():
             keep_rules = self._since_right.get(pred)
-            n = 0
-            while n < len(ivs):
-                iv = ivs[n]
-                if not _ended(iv, end, closed):
-                    break
-                if keep_rules and self._still_needed(keep_rules, args, iv, end):
-                    break
-                n += 1
-            if n:
-                self._stored -= n
-                if key in self._emitted:
-                    left = self._emitted[key] - n
-                    if left > 0:
-                        self._emitted[key] = left
-                    else:
-                        del self._emitted[key]
-                if n == len(ivs):
-                    del table[args]
-                    for positions, index in self._indexes.get(pred, {}).items():
-                        k = tuple([args[i] for i in positions])
-                        members = index.get(k)
-                        if members is not None:
-                            members.discard(args)
-                            if not members:
-                                del index[k]
+            dead = []
+            for args, ivs in table.items():
+                hi = ivs[0][1]
+                if hi > end or (hi == end and (not closed or ivs[0][3])):  # the first has not ended
+                    count += len(ivs)
                     continue
-                del ivs[:n]
-            again.append((ivs[0][1], key))
-        for time, key in again:
-            heappush(expiry, (time, next(self._order), key))
-        if self._stored > self.peak_intervals:
-            self.peak_intervals = self._stored
+                n = 0
+                while n < len(ivs):
+                    iv = ivs[n]
+                    if not _ended(iv, end, closed):
+                        break
+                    if keep_rules and self._still_needed(keep_rules, args, iv, end):
+                        break
+                    n += 1
+                if n:
+                    key = (pred, args)
+                    if key in self._emitted:
+                        left = self._emitted[key] - n
+                        if left > 0:
+                            self._emitted[key] = left
+                        else:
+                            del self._emitted[key]
+                    if n == len(ivs):
+                        dead.append(args)
+                        continue
+                    del ivs[:n]
+                count += len(ivs)
+            if not dead:
+                continue
+            indexes = self._indexes.get(pred, {})
+            for args in dead:
+                del table[args]
+                for positions, index in indexes.items():
+                    if len(args) <= positions[-1]:
+                        continue
+                    k = tuple([args[i] for i in positions])
+                    members = index.get(k)
+                    if members is not None:
+                        members.discard(args)
+                        if not members:
+                            del index[k]
+        if count > self.peak_intervals:
+            self.peak_intervals = count
 
     def _still_needed(self, rules: list[Since], args: tuple, j: Interval, end) -> bool:
         """Whether an ended interval ``j`` on the right of a Since may still give a result after ``end``:

@@ -28,7 +28,26 @@ def _expected(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "expected.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.mark.parametrize("name", case_names())
+KNOWN_DISAGREEMENTS = {
+    # rsp run hands consecutive lines of one time to the engine as one arrival (Engine.push_sorted); the
+    # reference and Engine.push take each line as its own. They differ only when such lines come before
+    # any instant closed and move the first instant back: here line 2 (time 0, after a line at 2000)
+    # closes the instants 1000 and 2000, so line 3 (time 0 too) is late for the reference and the API,
+    # not for rsp run (5 late instead of 6). Found by make fuzz; open in issue 13.
+    "fuzz-6106eb006c": "rsp run takes consecutive same-time lines as one arrival before the first close",
+}
+
+
+def _cases() -> list:
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DISAGREEMENTS[name]))
+        if name in KNOWN_DISAGREEMENTS
+        else name
+        for name in case_names()
+    ]
+
+
+@pytest.mark.parametrize("name", _cases())
 def test_rsp_run_gives_the_golden_answers(name: str, capsys, tmp_path: Path) -> None:
     folder = GOLDEN_QUERIES / name
     text, case, _files, ontology = load_case(folder)

@@ -33,6 +33,7 @@ import hashlib
 import itertools
 import random
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -51,8 +52,16 @@ VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
 """Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
 a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
 
-_now: list[E.Value | None] = [None]
-_element_time: list[Callable[[tuple[str, str, str]], int | None] | None] = [None]
+
+class _Instant(threading.local):
+    """What NOW() and f:timestamp read: the instant being answered, per thread (an engine answering in
+    a worker thread, as rsp spark's does, must not change another engine's answers)."""
+
+    now: E.Value | None = None
+    element_time: Callable[[tuple[str, str, str]], int | None] | None = None
+
+
+_instant = _Instant()
 _scope = [0]
 _labels = itertools.count(1)
 _named: dict[tuple[int, str], E.Value] = {}
@@ -63,13 +72,13 @@ def set_now(ms: int) -> None:
     moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
     fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
     lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
-    _now[0] = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
+    _instant.now = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
 
 
 def set_element_times(lookup: Callable[[tuple[str, str, str]], int | None] | None) -> None:
     """What ``f:timestamp`` reads until the next call: ``lookup(triple)`` is the time (ms) of the latest
     element holding ``triple`` (N-Triples terms) in a window of the query at the instant, or None."""
-    _element_time[0] = lookup
+    _instant.element_time = lookup
 
 
 def calls(node, name: str) -> bool:
@@ -167,9 +176,9 @@ def _struuid() -> E.Value:
 
 
 def _now_value() -> E.Value:
-    if _now[0] is None:
+    if _instant.now is None:
         set_now(int(datetime.now(UTC).timestamp() * 1000))
-    return _now[0]
+    return _instant.now
 
 
 def _hash(algorithm: str) -> Callable[[E.Value], E.Value | None]:
@@ -242,7 +251,7 @@ def _timestamp(c, expr: FunctionCall) -> E.ValueFn:
 
     def timestamp(sol: tuple) -> E.Value | None:
         s, p, o = fs(sol), fp(sol), fo(sol)
-        lookup = _element_time[0]
+        lookup = _instant.element_time
         if s is None or p is None or o is None or lookup is None:
             return None
         time = lookup((_nt(s), _nt(p), _nt(o)))

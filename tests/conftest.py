@@ -19,6 +19,13 @@ from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# The helper modules here (references, generators, golden-case tools) have no doctests; the doctest
+# collection (--doctest-modules) would import each a second time as tests.<name>, and a second copy of
+# query_oracle re-registers f:timestamp with rdflib against a table nobody fills (tests/test_repository.py).
+collect_ignore = sorted(
+    p.name for p in Path(__file__).parent.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"
+)
+
 _CACHE = tempfile.mkdtemp(prefix="rsp-test-cache-")
 os.environ["RSP_CACHE_DIR"] = _CACHE  # inherited by the rsp commands the tests start
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)

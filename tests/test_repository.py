@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,18 @@ def test_the_csrbench_data_states_its_provenance_and_licence() -> None:
         "LinkedSensorData",  # where the triples come from
     ]:
         assert needed in readme, f"tests/data/csrbench/README.md lacks {needed!r}"
+
+
+def test_test_helpers_are_imported_once() -> None:
+    """The helper modules of tests/ (references, generators) hold state (query_oracle registers
+    f:timestamp with rdflib): pytest's doctest collection must not import them a second time under
+    another name (tests/conftest.py keeps them out of collection)."""
+    import query_oracle
+
+    here = Path(query_oracle.__file__).resolve()
+    loaded = [
+        name
+        for name, module in list(sys.modules.items())
+        if getattr(module, "__file__", None) and Path(module.__file__).resolve() == here
+    ]
+    assert loaded == ["query_oracle"]

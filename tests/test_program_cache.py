@@ -86,7 +86,7 @@ def test_a_stale_fingerprint_is_a_miss(tmp_path, cache_dir, parses, monkeypatch)
     path = tmp_path / "p.lars"
     path.write_text(PROGRAM)
     load(path)
-    monkeypatch.setattr(cache, "_fingerprint", ("another rsp",))
+    monkeypatch.setattr(cache.CACHE, "_fingerprint", ("another rsp",))
     load(path)
     assert len(parses) == 2
 

@@ -444,20 +444,29 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         files_per_stream[iri] = files_per_stream.get(iri, 0) + 1
     sources = [iri if files_per_stream[iri] == 1 else f"{iri} {path}" for iri, path in pairs]
     # the batch being pushed, so that the engine's late elements are reported with their file and line
-    pushing: list = [0, [], 0]  # [stream order, line numbers, late elements of this batch reported]
+    # [stream order, line numbers, time, indices of the batch reported late, index of a --late fail]
+    pushing: list = [0, [], 0, set(), 0]
 
     def closed() -> int | None:
         instants = [h.closed_until for h in handles if h.closed_until is not None]
         return max(instants) if instants else None
 
-    def late(time_: int, _triple) -> None:
-        order, lines, seen = pushing
-        pushing[2] += 1
+    def late(handle, index: int) -> None:
+        """Element ``index`` of the batch is late for query ``handle``: reported once per line."""
+        order, lines, time_, reported, _failing = pushing
+        if args.late == "fail":
+            pushing[4] = index
+            return
+        if index in reported:  # late for another query too
+            return
+        reported.add(index)
         counters[order].late += 1
-        message = _late_message(time_, closed()) + ", dropped"
-        report(StreamError(message, Position(pairs[order][1], lines[seen])))
+        message = _late_message(time_, handle.closed_until)
+        if len(handles) > 1:
+            message += f" for query {handle.name}"
+        report(StreamError(message + ", dropped", Position(pairs[order][1], lines[index])))
 
-    engine.on_late = late
+    engine._late_at = late
     # one reject file for every stream (each reader would truncate a path of its own)
     rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
     try:
@@ -479,12 +488,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         # each file is read in its own order; the files are merged by the times of the batches read next
         for time_, order, triples, lines in heapq.merge(*readers):
             elements += len(triples)
-            pushing[:] = order, lines, 0
+            pushing[:] = order, lines, time_, set(), 0
             try:
                 engine.push(triples, time_, pairs[order][0], source=sources[order], plain=True)
             except LateElementError:  # --late fail; every instant closed before is written already
                 counters[order].late += 1
-                position = Position(pairs[order][1], lines[0])
+                position = Position(pairs[order][1], lines[pushing[4]])
                 raise LateElementError(_late_message(time_, closed()), position) from None
         engine.close()
         progress.close(query.closed_until, elements)

@@ -266,10 +266,17 @@ class QueryHandle:
     # closed. The first instant is the first one after the earliest element that came before any instant
     # closed; an element older than the last closed instant is late (Engine.push decides); any other
     # element joins its slot, whatever its order of arrival (DESIGN.md §3, §5).
-    def _add(self, time: int, pred: str, triples: list) -> None:
+    def _add(self, time: int, pred: str, triples: list) -> list:
         """Stream triples at ``time`` (not late: no older than the last closed instant) as atoms of the
-        window predicate ``pred``; an element older than others already added joins its own slot."""
+        window predicate ``pred``; an element older than others already added joins its own slot.
+
+        Each triple is an element, arriving in list order (DESIGN.md §3). Returns the triples that are
+        late after all: when the first one moves the first instant back behind a newer element, it
+        closes the instants up to that element, and the others of its time come after them."""
         self._close_before(time)
+        rest: list = []
+        if len(triples) > 1 and self._closes_behind():
+            triples, rest = triples[:1], triples[1:]
         self._add_to_slot(time // self.slot, pred, triples)
         self._seen(time)
         if self._element_times is not None:
@@ -277,6 +284,14 @@ class QueryHandle:
         if pred in self._counts:
             self._count(pred, [time] * len(triples), triples)
         self._catch_up()
+        return rest
+
+    def _closes_behind(self) -> bool:
+        """Before the first instant closed, after :meth:`_close_before` of an element's time: adding the
+        element closes instants behind a newer element (it moved the first instant back behind it)."""
+        return self.closed_until is None and self._last_element is not None and (
+            self._next_instant <= self._last_element
+        )
 
     def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], pred: str) -> None:
         """``triples[i]`` at ``times[i]`` (times in order): :meth:`Engine.push` for each time, done a
@@ -287,13 +302,15 @@ class QueryHandle:
             time = times[i]
             if self.closed_until is not None and time < self.closed_until:
                 stop = bisect_left(times, self.closed_until, i, end)
-                self.engine._late(self, times[i:stop], triples[i:stop])
+                self.engine._late(self, times[i:stop], triples[i:stop], i)
                 i = stop
                 continue
             self._close_before(time)
-            if self.closed_until is None:
-                # before the first instant closes, each time may move it back and close instants that
-                # make the next times late (as pushing them one by one would)
+            if self._closes_behind():
+                # this element moves the first instant back behind a newer one and closes the instants
+                # up to it: the elements after it, of its time too, may be late (each is an element)
+                stop = i + 1
+            elif self.closed_until is None:
                 stop = bisect_right(times, time, i, end)
             else:  # up to the end of the slot, or the next instant if one falls inside it (COMPUTE EVERY)
                 stop = bisect_left(times, min((time // slot + 1) * slot, self._next_instant), i, end)
@@ -551,6 +568,8 @@ class Engine:
         self.queries: list[QueryHandle] = []
         self.late = 0
         self.on_late: Callable[[int, Triple], None] | None = None
+        # rsp run's hook: (query, index of the late element in the list given to push / push_sorted)
+        self._late_at: Callable[[QueryHandle, int], None] | None = None
         self.compiled = Compiled(compile_expr, compile_filter, compile_aggregate, order_key)
         self.scopes = Scopes()
         """The blank-node scope of every source (:mod:`rsp.io.bnodes`)."""
@@ -681,9 +700,12 @@ class Engine:
         of the call is added then). ``plain=True`` says the terms are valid N-Triples strings already and
         skips that check (rsp's own readers, which validated their lines).
 
-        Elements need not come in time order: an element older than the last instant a query closed
-        is late for it (counted in :attr:`late`, then dropped or, with ``late="fail"``, raised); any
-        other element joins every window that covers its time, as if it had come in order.
+        Each triple is an element (DESIGN.md §3), arriving in list order. Elements need not come in
+        time order: an element older than the last instant a query closed is late for it (counted in
+        :attr:`late`, then dropped or, with ``late="fail"``, raised); any other element joins every
+        window that covers its time, as if it had come in order. So when the first triple, before any
+        instant closed, moves the first instant back behind a newer element, the instants up to that
+        element close, and the other triples of the call, older than them, are late.
 
         Blank nodes are scoped to ``source`` (any string naming where the elements come from; by
         default the stream): ``_:n`` pushed from two sources is two nodes, from one source one node.
@@ -702,7 +724,9 @@ class Engine:
             if handle.closed_until is not None and time < handle.closed_until:
                 self._late(handle, [time] * len(triples), triples)
                 continue
-            handle._add(time, pred, triples)
+            rest = handle._add(time, pred, triples)
+            if rest:
+                self._late(handle, [time] * len(rest), rest, len(triples) - len(rest))
 
     def push_sorted(
         self,
@@ -715,7 +739,8 @@ class Engine:
     ) -> None:
         """Add many stream elements at once: ``triples[i]`` at ``times[i]`` ms, the times in order.
 
-        The same as :meth:`push` for each run of equal times, with less work per element (a bulk
+        The same as :meth:`push` for each run of equal times (each triple an element, in list
+        order, as there), with less work per element (a bulk
         reader's entry point: ``rsp spark`` hands micro-batches over this way), except that late
         elements reach :attr:`on_late` query by query. Terms are strings in N-Triples syntax, checked
         as by :meth:`push` unless ``plain``; times out of order are refused.
@@ -763,9 +788,15 @@ class Engine:
             return next(iter(streams.values()))
         return streams.get(stream if stream.startswith("<") else f"<{stream}>")
 
-    def _late(self, handle: QueryHandle, times: Sequence[int], triples: Sequence[Triple]) -> None:
-        """Elements older than an instant ``handle`` already closed: counted, then the policy."""
+    def _late(
+        self, handle: QueryHandle, times: Sequence[int], triples: Sequence[Triple], start: int = 0
+    ) -> None:
+        """Elements older than an instant ``handle`` already closed: counted, then the policy.
+        ``start``: the index of the first of them in the list given to push / push_sorted."""
         self.late += len(triples)
+        if self._late_at is not None:
+            for index in range(start, start + (1 if self.late_policy == "fail" else len(triples))):
+                self._late_at(handle, index)
         if self.late_policy == "fail":
             raise LateElementError(
                 f"late element at {times[0]}: instant {handle.closed_until} is already closed",

@@ -230,6 +230,42 @@ def test_late_fail_keeps_the_instants_closed_before(capsys, tmp_path: Path) -> N
     ]
 
 
+def test_each_line_is_an_element_even_among_lines_of_one_time(capsys, tmp_path: Path) -> None:
+    """Each line is an element (DESIGN.md §3), as the API and the reference take it: line 2 (0, after a
+    line at 2000, nothing closed yet) moves the first instant back to 1000 and, the clock being 2000,
+    closes 1000 and 2000; line 3, also at 0, then comes after them: late, and named by its own line.
+    Several queries: each late line reported once, naming the query, never a crash."""
+    stream = tmp_path / "s.nt"
+    stream.write_text(
+        "<http://ex/a> <http://ex/p> <http://ex/o> . # 2000\n<http://ex/b> <http://ex/p> <http://ex/o> . # 0\n"
+        "<http://ex/c> <http://ex/p> <http://ex/o> . # 0\n<http://ex/d> <http://ex/p> <http://ex/o> . # 500\n"
+        "<http://ex/e> <http://ex/p> <http://ex/o> . # 2500\n"
+    )
+    one = query_file(tmp_path, TEMPS.replace("RANGE 3s", "RANGE 1s"))
+    code, out, err = run_cli(capsys, "run", one, "--stream", stream)
+    assert code == 0 and "2 late" in err
+    assert f"{stream}:3: late element at time 0 (instant 2000 is already closed), dropped" in err
+    assert f"{stream}:4: late element at time 500 (instant 2000 is already closed), dropped" in err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r["time"], sorted(b["s"] for b in r["bindings"])) for r in records] == [
+        (1000, ["<http://ex/b>"]),
+        (2000, []),
+        (3000, ["<http://ex/a>", "<http://ex/e>"]),
+    ]
+    code, _, err = run_cli(capsys, "run", one, "--stream", stream, "--late", "fail")
+    assert code == 2 and err == f"{stream}:3: late element at time 0 (instant 2000 is already closed)\n"
+    other = tmp_path / "other.rq"
+    other.write_text(TEMPS.replace("QUERY Q", "QUERY R"))
+    code, out, err = run_cli(capsys, "run", one, other, "--stream", stream)
+    assert code == 0
+    late_lines = [line for line in err.splitlines() if "late element" in line]
+    assert late_lines == [
+        f"{stream}:3: late element at time 0 (instant 2000 is already closed) for query Q, dropped",
+        f"{stream}:4: late element at time 500 (instant 2000 is already closed) for query Q, dropped",
+    ]
+    assert "2 late" in err
+
+
 def test_blank_nodes_of_two_files_are_two_nodes(capsys, tmp_path: Path) -> None:
     """RDF merge: _:n of a.nt and _:n of b.nt never join; within one file _:n is one node across
     elements, and comes out as an N-Triples blank node."""

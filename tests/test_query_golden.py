@@ -29,12 +29,6 @@ def _expected(folder: Path) -> list[dict]:
 
 
 KNOWN_DISAGREEMENTS = {
-    # rsp run hands consecutive lines of one time to the engine as one arrival (Engine.push_sorted); the
-    # reference and Engine.push take each line as its own. They differ only when such lines come before
-    # any instant closed and move the first instant back: here line 2 (time 0, after a line at 2000)
-    # closes the instants 1000 and 2000, so line 3 (time 0 too) is late for the reference and the API,
-    # not for rsp run (5 late instead of 6). Found by make fuzz; open in issue 13.
-    "fuzz-6106eb006c": "rsp run takes consecutive same-time lines as one arrival before the first close",
     # The reference is wrong here: rdflib gives MAX over an f:timestamp error (an entailed triple no
     # element holds) the error's message as a string value; SPARQL's error leaves ?last unbound, as rsp
     # does. Found by make fuzz; the reference's aggregate errors are to be fixed (issue 14).

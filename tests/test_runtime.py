@@ -106,6 +106,31 @@ def test_late_elements_are_dropped_or_fail() -> None:
         strict.push([triple("late")], 2900)
 
 
+def test_the_triples_of_one_push_are_elements_in_list_order() -> None:
+    """push([b, c], 0) after an element at 2000, nothing closed yet: b moves the first instant back to
+    1000 and closes 1000 and 2000 (the clock is 2000); c comes after them, late (DESIGN.md §3: each
+    triple is an element). push_sorted and pushing each triple alone agree."""
+    runs = []
+    for how in ("push", "each", "sorted"):
+        engine = Engine()
+        q = engine.register(query())
+        engine.push([triple("a")], 2000)
+        if how == "push":
+            engine.push([triple("b"), triple("c")], 0)
+        elif how == "each":
+            engine.push([triple("b")], 0)
+            engine.push([triple("c")], 0)
+        else:
+            engine.push_sorted([0, 0], [triple("b"), triple("c")])
+        engine.close()
+        runs.append((engine.late, [(r.time, sorted(str(b) for b in r.bindings)) for r in q]))
+    assert runs[0] == runs[1] == runs[2]
+    late, results = runs[0]
+    assert late == 1
+    assert results[0][0] == 1000 and "http://ex.org/b" in str(results[0][1])
+    assert "http://ex.org/c" not in str(results)
+
+
 def test_engine_is_exported_from_the_package() -> None:
     import rsp
 

@@ -1,5 +1,6 @@
 """The corpus of continuous queries others wrote (tests/data/corpus, see its README): every query is
-accepted as written, i.e. it parses, validates and translates to LARS."""
+accepted as written, i.e. it parses, validates and translates to LARS; those of ``refused/`` are faulty
+as written and refused with the message that names their fault."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from rsp.errors import QuerySyntaxError
 from rsp.query.expr import compile_filter
 from rsp.query.parser import parse_queries
 from rsp.query.text import expr_text
 from rsp.query.translate import translate
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
-QUERIES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.rq"))
+ALL = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.rq"))
+# refused as written: query -> what the refusal must say
+REFUSED = {
+    "refused/rspbaseline_rspquery.rq": (
+        "32:5: WINDOW <http://streamreasoning.org/iminds/massif/tmp> is not declared",
+        "declared windows: <http://streamreasoning.org/iminds/massif/smk>",
+    ),
+}
+QUERIES = [q for q in ALL if not q.startswith("refused/")]
 NOT_YET: dict[str, str] = {}
 
 
@@ -25,7 +35,7 @@ def test_corpus_is_large_enough() -> None:
 
 def test_readme_names_every_query() -> None:
     readme = (CORPUS / "README.md").read_text(encoding="utf-8")
-    missing = [q for q in QUERIES if f"`{q}`" not in readme]
+    missing = [q for q in ALL if f"`{q}`" not in readme]
     assert not missing, f"queries without a source line in tests/data/corpus/README.md: {missing}"
 
 
@@ -43,3 +53,24 @@ def test_corpus_query_is_accepted(name: str) -> None:
     for query in queries:
         translation = translate(query, compile_filter, expr_text)
         assert translation.rules, f"{name}: {query.name} translates to no rule"
+
+
+def test_every_refused_query_has_its_expected_refusal() -> None:
+    assert sorted(REFUSED) == [q for q in ALL if q.startswith("refused/")]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_query_names_its_fault(name: str) -> None:
+    path = CORPUS / name
+    with pytest.raises(QuerySyntaxError) as caught:
+        for query in parse_queries(path.read_text(encoding="utf-8"), str(path)):
+            translate(query, compile_filter, expr_text)
+    for part in REFUSED[name]:
+        assert part in str(caught.value)
+
+
+def test_published_now_computed_every_and_named_stream_forms_are_in_the_corpus() -> None:
+    texts = {q: (CORPUS / q).read_text(encoding="utf-8") for q in QUERIES}
+    assert sum("[NOW]" in t for t in texts.values()) >= 3
+    assert sum("FROM NAMED STREAM" in t for t in texts.values()) >= 3
+    assert any("COMPUTED EVERY" in t for t in texts.values())

@@ -2,8 +2,9 @@
 at every instant against the rdflib reference of tests/query_oracle.py, which reads the query as plain
 SPARQL (REGISTER and FROM STREAM / FROM NAMED WINDOW dropped, ``WINDOW w`` and CQELS ``STREAM <s> [...]``
 read as ``GRAPH``, FROM <g> given as the static graph) over a dataset whose named graphs are the
-windows. Eleven queries of four dialects: bare C-SPARQL and CQELS forms, CQELS STREAM blocks, RSP-QL
-``WINDOW ?w`` (bound, and projected by SELECT *), Jasper's ``[RANGE 5 s, SLIDE 1s] ON STREAM``."""
+windows. Fourteen queries of four dialects: bare C-SPARQL and CQELS forms, CQELS STREAM blocks (with
+``[NOW]``), RSP-QL ``WINDOW ?w`` (bound, and projected by SELECT *), Jasper's ``[RANGE 5 s, SLIDE 1s] ON
+STREAM``."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ WEATHER = "<http://www.insight-centre.org/dataset/SampleEventService#AarhusWeath
 TRAFFIC = "<http://www.insight-centre.org/dataset/SampleEventService#AarhusTrafficData186979>"
 LIKES = "<http://myexample.org/stream>"
 MASSIF = "<http://streamreasoning.org/iminds/massif/stream1>"
+KMAX = "<http://example.org/simpletest/test_1>"
 
 # (corpus query, stream IRI, stream file, static graph file or None)
 CASES = [
@@ -44,6 +46,9 @@ CASES = [
      "gdelt.nt", None),  # SELECT * projects the window variable ?rw
     ("jasper/jasper_q51.rq", MASSIF, "massif.nt", None),  # [RANGE 5 s, SLIDE 1s] ON STREAM, WINDOW ?w
     ("jasper/jasper_q53.rq", MASSIF, "massif.nt", None),  # SLIDE 3s
+    ("cqels/kmax_simpleSelect.rq", KMAX, "cqels_values.nt", None),  # CQELS [NOW]
+    ("cqels/kmax_simpleSelectWithBindConcatStrStr.rq", KMAX, "cqels_values.nt", None),  # [NOW], BIND
+    ("cqels/kmax_selectAvg.rq", KMAX, "cqels_values.nt", None),  # [NOW], AVG per group
 ]  # fmt: skip
 
 _CQELS_STREAM = re.compile(r"(?i)\bSTREAM\s+(<[^>]*>)\s*\[[^\]]*\]\s*\{")

@@ -13,6 +13,11 @@ over a dataset whose named graph w is the closure of static ∪ content(w, t).
 C-SPARQL's ``f:timestamp(?s, ?p, ?o)`` is an rdflib custom function here, read from the definition
 (docs/queries.md): the time of the latest element holding the triple in any window of the query at
 the instant; a triple no window element holds is an error.
+
+An error in an aggregate's argument is skipped like an unbound value (docs/queries.md): rdflib's
+accumulators skip unbound values but take an error as a value (``MAX`` of an error gave the error's
+message as a string, ``COUNT`` counted it), so the aggregates' expression evaluation is wrapped here to
+turn an error into rdflib's "not bound" (:func:`_aggregate_eval`).
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from collections import Counter
 import owlrl
 import rdflib
 from rdflib import RDF, RDFS, BNode, Dataset, Graph, Literal, URIRef
+from rdflib.plugins.sparql import aggregates as _aggregates
 from rdflib.plugins.sparql.operators import register_custom_function
-from rdflib.plugins.sparql.sparql import SPARQLError
+from rdflib.plugins.sparql.sparql import NotBoundError, SPARQLError
 
 from rsp.background.vocab import SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, is_noise
 
@@ -43,6 +49,19 @@ def _timestamp(s, p, o):
 
 
 register_custom_function(TIMESTAMP, _timestamp, override=True)
+
+_rdflib_aggregate_eval = _aggregates._eval
+
+
+def _aggregate_eval(expr, ctx, *args, **kwargs):
+    """rdflib's evaluation of an aggregate's argument, with an error skipped like an unbound value."""
+    value = _rdflib_aggregate_eval(expr, ctx, *args, **kwargs)
+    if isinstance(value, SPARQLError):
+        raise NotBoundError(str(value))
+    return value
+
+
+_aggregates._eval = _aggregate_eval
 
 
 def _set_element_times(elements) -> None:

@@ -124,6 +124,13 @@ QUERIES = {
         extra="",
     )
     + " GROUP BY ?s HAVING (COUNT(?v) > 1)",
+    # an error in an aggregate's argument (?o + 1 over an IRI) is skipped like an unbound value
+    "aggregate-errors": q(
+        "?v ?p ?o",
+        "SELECT ?v (COUNT(?o + 1) AS ?n) (MAX(?o + 1) AS ?max) (MIN(?o - 1) AS ?min) (SUM(?o + 1) AS ?sum) "
+        "(AVG(?o + 0) AS ?avg)",
+    )
+    + " GROUP BY ?v",
     "count-star-empty-group": q("?v ex:delay ?d", "SELECT (COUNT(*) AS ?n) (SUM(?d) AS ?total)"),
     # HAVING: as in SPARQL 1.1 §18.5, rdflib makes no group out of GROUP BY over no solutions (see
     # test_group_by_over_an_empty_window)

@@ -28,12 +28,8 @@ def _expected(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "expected.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-KNOWN_DISAGREEMENTS = {
-    # The reference is wrong here: rdflib gives MAX over an f:timestamp error (an entailed triple no
-    # element holds) the error's message as a string value; SPARQL's error leaves ?last unbound, as rsp
-    # does. Found by make fuzz; the reference's aggregate errors are to be fixed (issue 14).
-    "fuzz-dfb001d962": "the reference (rdflib) turns an aggregate's error into its message string",
-    "fuzz-5c7a69fc72": "the reference (rdflib) turns an aggregate's error into its message string (OWL 2 RL)",
+KNOWN_DISAGREEMENTS: dict[str, str] = {
+    # case name -> why rsp and the reference disagree (a strict expected failure); none today
 }
 
 

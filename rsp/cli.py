@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -151,7 +152,8 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    handle = _open_stream(args.stream)
+    live = args.follow or _live(args.stream)  # stdin, pipes, FIFOs, --follow: rsp/live.py
+    handle = contextlib.nullcontext() if live else _open_stream(args.stream)
     short = _lars_shortener(program) if args.format == "text" else None
     progress = _Progress(args.quiet, "time point", "atoms")
     write = out.write
@@ -159,9 +161,14 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     explain = args.explain
     t = None
     with handle:
-        batches = iter_batches(
-            handle, args.stream, on_error=report, on_late=late, grouped=not engine.needs_arrival_order
-        )
+        if live:
+            from rsp.live import live_atom_batches
+
+            batches = live_atom_batches(args, out, report, late, not engine.needs_arrival_order)
+        else:
+            batches = iter_batches(
+                handle, args.stream, on_error=report, on_late=late, grouped=not engine.needs_arrival_order
+            )
         for t in engine.run_batches(batches):
             if fmt == "count":
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
@@ -186,6 +193,29 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _live(path: str) -> bool:
+    from rsp.live import is_live
+
+    return is_live(path)
+
+
+def _add_live_options(parser: argparse.ArgumentParser) -> None:
+    """``--follow`` and ``--idle-close`` (live input, docs/cli.md#live-input)."""
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading a stream file as it grows (as tail does with --follow) until Ctrl-C or "
+        "SIGTERM; '-' (stdin), pipes and FIFOs are always read live",
+    )
+    parser.add_argument(
+        "--idle-close",
+        type=float,
+        metavar="SECONDS",
+        help="live input: after SECONDS without a new line, close the open instant (default: off, "
+        "instants close on event time only)",
+    )
 
 
 def _open_stream(path: str) -> TextIO:
@@ -429,6 +459,10 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
     engine, handles, writers, pairs = open_queries(args, args.query, out)
     query = handles[0]
+    if args.follow or any(_live(path) for _iri, path in pairs):  # stdin, pipes, FIFOs: rsp/live.py
+        from rsp.live import run_query_live
+
+        return run_query_live(args, engine, handles, writers, pairs, out)
     for _iri, path in pairs:
         if not os.path.isfile(path):
             raise StreamError("no such stream file (check the path given to --stream)", Position(path))
@@ -584,7 +618,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lars.add_argument("program", help="the .lars program")
     lars.add_argument(
-        "--stream", required=True, help="stream file: '<time> <atom>' lines or N-Triples with '# time'"
+        "--stream",
+        required=True,
+        help="stream file ('-': standard input, or a FIFO): '<time> <atom>' lines or N-Triples with '# time'",
     )
     lars.add_argument(
         "--format",
@@ -616,6 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("clingo", "tms"),
         help="answer-stream reasoning: clingo (default: constraints, odd loops) or tms (incremental)",
     )
+    _add_live_options(lars)
     lars.set_defaults(handler=_cmd_lars)
 
     run = sub.add_parser(
@@ -637,7 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="[IRI=]FILE",
-        help="a stream file; IRI= names the stream when the query reads several",
+        help="a stream file ('-': standard input; pipes and FIFOs are read live); IRI= names the stream "
+        "when the query reads several",
     )
     run.add_argument(
         "--ontology",
@@ -681,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with each instant's answers, why they came out: the rules (query line or W3C rule id) and "
         "the stream triples (with their times in ms) they rest on (formats jsonl, sparql-json, text)",
     )
+    _add_live_options(run)
     run.set_defaults(handler=_cmd_run)
 
     from rsp.mtl.cli import add_parser as add_mtl_parser
@@ -774,6 +813,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    stopped_by = _interrupt_on_sigterm()
     try:
         if getattr(args, "output", None):
             # a checkpointed rsp spark resumes its output file (truncated back to the last committed batch)
@@ -791,8 +831,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as err:
         print(f"rsp: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a replay stopped before its end (live input stops in rsp/live.py)
+        print(f"rsp {args.command}: stopped by {stopped_by[0]} before the end of the input", file=sys.stderr)
         return 130
+
+
+def _interrupt_on_sigterm() -> list[str]:
+    """SIGTERM stops a command as Ctrl-C does (KeyboardInterrupt, in the main thread only); the list
+    returned names the signal that came."""
+    import signal
+    import threading
+
+    stopped_by = ["SIGINT"]
+    if threading.current_thread() is threading.main_thread():
+
+        def stop(_number, _frame) -> None:
+            stopped_by[0] = "SIGTERM"
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, stop)
+    return stopped_by
 
 
 if __name__ == "__main__":  # pragma: no cover

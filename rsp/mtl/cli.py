@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from fractions import Fraction
@@ -31,7 +32,16 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mtl.add_argument("program", help="the program: MeTeoR rules, one per line")
-    mtl.add_argument("--stream", required=True, help="facts in the order of their left ends")
+    mtl.add_argument(
+        "--stream",
+        required=True,
+        help="facts in the order of their left ends ('-': standard input; pipes and FIFOs are read live)",
+    )
+    mtl.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the stream file as it grows (as tail does with --follow) until Ctrl-C or SIGTERM",
+    )
     mtl.add_argument(
         "--horizon", help="compute the model up to this time (default: the stream's last time point)"
     )
@@ -155,6 +165,7 @@ def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.cli import _open_stream
+    from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
     from rsp.mtl import load
     from rsp.mtl.engine import Engine
     from rsp.mtl.facts import read_facts
@@ -172,15 +183,31 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             print(error, file=sys.stderr)
 
     emit = writer(out, args.format, points is not None)
-
-    handle = _open_stream(args.stream)
-    with handle:
-        push = engine.push
-        for pred, fact_args, iv, position in read_facts(handle, args.stream, report):
-            results = push(pred, fact_args, iv, position)
-            if results:
-                emit(results)
-    emit(engine.finish())
+    live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
+    with StopSignals() if live else contextlib.nullcontext() as stop:
+        if live:
+            handle = contextlib.closing(live_lines(args.stream, args.follow, stop))
+        else:
+            handle = _open_stream(args.stream)
+        written = 0
+        try:
+            with handle as lines:
+                push = engine.push
+                for pred, fact_args, iv, position in read_facts(lines, args.stream, report):
+                    results = push(pred, fact_args, iv, position)
+                    if results:
+                        emit(results)
+                        written += len(results)
+                        if live:
+                            out.flush()
+        except Stopped:
+            pass
+        final = engine.finish()
+        emit(final)
+        out.flush()
+        if live and stop.requested.is_set() and not args.quiet:
+            line = summary("mtl", stop, written + len(final), "result", engine.facts_read, "facts")
+            print(line, file=sys.stderr)
     if not args.quiet:
         unknown = set(outputs or ()) - program.source.head_predicates() - set(engine.store)
         for pred in sorted(unknown):

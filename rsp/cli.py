@@ -155,6 +155,12 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
     live = args.follow or _live(args.stream)  # stdin, pipes, FIFOs, --follow: rsp/live.py
     handle = contextlib.nullcontext() if live else _open_stream(args.stream)
     short = _lars_shortener(program) if args.format == "text" else None
+    lines = None
+    if args.format in ("jsonl", "text") and not args.explain:
+        from rsp.io.lars_output import AtomLines
+
+        text_of = (lambda p, a: _short_atom(short, p, a)) if short else format_atom
+        lines = AtomLines(engine, args.format, text_of)
     progress = _Progress(args.quiet, "time point", "atoms")
     write = out.write
     fmt = args.format
@@ -174,12 +180,8 @@ def _cmd_lars(args: argparse.Namespace, out: TextIO) -> int:
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
             elif explain:
                 _write_explained_atoms(engine, t, fmt, write)
-            elif fmt == "jsonl":
-                atoms = sorted(format_atom(p, a) for p, a in engine.output())
-                write(json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n")
-            else:
-                atoms = sorted(_short_atom(short, p, a) for p, a in engine.output())
-                write(f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n")
+            else:  # each atom's text made once while it holds (rsp/io/lars_output.py)
+                write(lines.line(t))
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
     if not args.quiet:

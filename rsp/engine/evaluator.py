@@ -121,6 +121,7 @@ class Engine:
             self.strata.append(sp)
         self.recent = deque(maxlen=max(tuple_sizes))
         self.all_tables = list(self.tables.values())
+        self._logged: list[FactTable] = []  # fact tables whose insertions are logged (log_insertions)
         self.aliases: dict[str, Table] = {}
         for sp in self.strata:
             for plan in list(sp.plans):
@@ -335,6 +336,8 @@ class Engine:
         for table in self.all_tables:
             if table.delta:
                 table.delta.clear()
+        for facts in self._logged:
+            facts.fresh.clear()
         if first:
             for pred, rows in self.background.items():
                 facts = self.facts.get(pred)
@@ -538,6 +541,18 @@ class Engine:
             name = pred[0]
             for args in self.facts[pred].at_current(t):
                 yield name, args
+
+    def log_insertions(self, pred: Sig) -> list[tuple]:
+        """The args stored as new among the facts of ``pred`` (intensional) during the current time
+        point, in order, possibly with repeats; emptied when time advances, like a table's delta."""
+        table = self.aliases.get(pred)
+        if table is not None:  # the facts are this formula table, which logs them already
+            return table.delta
+        facts = self.facts[pred]
+        if facts.fresh is None:
+            facts.fresh = []
+            self._logged.append(facts)
+        return facts.fresh
 
     def holding(self, name: str, arity: int) -> set[tuple]:
         """The arguments of the atoms of ``name/arity`` that hold now (intensional predicates only)."""

@@ -210,11 +210,14 @@ class FactTable:
     """The facts of one predicate that the engine must keep as such (intensional predicates): atoms
     that hold at the evaluation time (``now``) and atoms placed at a fixed time point (``fixed``)."""
 
-    __slots__ = ("pred", "now", "fixed", "by_time", "queue", "_now_expiry", "_fixed_expiry")
+    __slots__ = ("pred", "now", "fixed", "by_time", "queue", "_now_expiry", "_fixed_expiry", "fresh")
 
     def __init__(self, pred: str, queue: ExpiryQueue) -> None:
         self.pred = pred
         self.now: dict[tuple, int] = {}
+        self.fresh: list[tuple] | None = None
+        """When a list (see ``Engine.log_insertions``): the args newly stored in ``now`` during the
+        current time point, so that an output consumer finds what appeared without scanning ``now``."""
         self.fixed: dict[tuple, dict[int, int]] = {}
         self.by_time: dict[int, dict[tuple, None]] = {}
         self.queue = queue
@@ -225,6 +228,8 @@ class FactTable:
         old = self.now.get(args)
         if old is not None and old >= horizon:
             return False
+        if old is None and self.fresh is not None:
+            self.fresh.append(args)
         self.now[args] = horizon
         self.queue.push(horizon, self._now_expiry, [args])
         return True
@@ -234,12 +239,15 @@ class FactTable:
         now = self.now
         get = now.get
         grown = []
+        fresh = self.fresh
         batches: dict[int, list[tuple]] = {}
         last_horizon, last_batch = None, None
         for pair in pairs:
             args, horizon = pair
             old = get(args)
             if old is None or horizon > old:
+                if old is None and fresh is not None:
+                    fresh.append(args)
                 now[args] = horizon
                 if keep:
                     grown.append(pair)

@@ -10,7 +10,7 @@ STAMP := $(VENV)/.rsp-installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark,docs,serve]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -50,6 +50,17 @@ class Result:
     explanations: list | None = None
     """Set by :meth:`QueryHandle.explain_result` (``rsp run --explain``): one explanation per answer."""
 
+    def __repr__(self) -> str:
+        from rsp.display import result_repr
+
+        return result_repr(self)
+
+    def _repr_html_(self) -> str:
+        """A table in a notebook (rsp/display.py)."""
+        from rsp.display import result_html
+
+        return result_html(self)
+
 
 def _rename(rule: Rule, mapping: dict[str, str]) -> Rule:
     """The rule with its predicates renamed (background rules over ``g`` reused for other graphs)."""
@@ -256,6 +267,31 @@ class QueryHandle:
 
     def __iter__(self) -> Iterator[Result]:
         return iter(list(self.results))
+
+    def __repr__(self) -> str:
+        from rsp.display import handle_repr
+
+        return handle_repr(self)
+
+    def _repr_html_(self) -> str:
+        """The latest results as a table in a notebook (rsp/display.py)."""
+        from rsp.display import handle_html
+
+        return handle_html(self)
+
+    def to_pandas(self, terms: str = "python"):
+        """The results kept so far as a pandas DataFrame: a ``time`` column (ms) and one column per
+        variable (CONSTRUCT: subject, predicate, object; ASK: boolean), one row per solution; terms as
+        Python values (numbers, strings), or ``terms="ntriples"`` as written. Needs pandas."""
+        from rsp.display import to_pandas
+
+        return to_pandas(self.results, terms)
+
+    def to_arrow(self, terms: str = "python"):
+        """The results kept so far as a pyarrow Table (as :meth:`to_pandas`). Needs pyarrow."""
+        from rsp.display import to_arrow
+
+        return to_arrow(self.results, terms)
 
     def rules(self) -> list[Rule]:
         """The LARS rules the query runs (query rules first, then background rules)."""

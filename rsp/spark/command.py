@@ -126,7 +126,8 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -
     """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
     from rsp.cli import open_query
     from rsp.query.partition import partition_plan
-    from rsp.spark.partitioned import Job, Merger, finish, keyed_stream
+    from rsp.spark.partitioned import Job
+    from rsp.spark.resident import ResidentMerger
 
     checkpoint = _checkpoint(args, "query --partition-by", out)
     engine, query, writer, pairs = open_query(args, args.program, out)
@@ -146,14 +147,14 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -
             sink.add(result)
 
     reject, after = _merger_callbacks(args, args.stream[0], sink)
-    merger = Merger(query.name, query.variables, query.step, emit, reject)
-    merger.on_close = lambda: finish(spark, _state_location(merger, checkpoint), job, merger)
+    logs = None if checkpoint is None else str(checkpoint.home / "partitions")
+    merger = ResidentMerger(spark, job, query.name, query.variables, query.step, emit, reject, logs=logs)
     merger.after_batch.append(after)
     _resume(args, merger, checkpoint)
     frames = [
         read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
-    _drive(args, merger, keyed_stream(union(frames), job), checkpoint, stop)
+    _drive(args, merger, union(frames), checkpoint, stop)
     writer.close()
     _summary(args, merger, "")
     return 0

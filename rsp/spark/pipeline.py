@@ -42,6 +42,9 @@ def start(
     def each_batch(batch: DataFrame, batch_id: int) -> None:
         if feeder.stopping and feeder.checkpoint is None:
             return
+        if getattr(feeder, "frames", False):  # a consumer that runs its own job over the micro-batch
+            feeder(batch, batch_id)
+            return
         if own:
             feeder(batch.select(*wanted).toArrow(), batch_id)
             return

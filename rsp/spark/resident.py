@@ -1,0 +1,460 @@
+"""Resident partition engines for ``rsp spark QUERY --partition-by ?k``: the engines stay in Spark's
+Python workers across micro-batches, and a micro-batch costs what its triples cost.
+
+Each micro-batch (``foreachBatch``) is one Spark job:
+
+1. the stream's parsed lines are keyed in Spark SQL (:func:`key_column`: the subject or the object by
+   predicate, as :class:`rsp.query.partition.KeyPlan` says); the few lines Spark's regex did not take
+   are re-checked by rsp's parser in an Arrow UDF (:func:`_recheck`), malformed ones travel under the
+   empty key to be reported;
+2. the rows are hash-partitioned by key into ``N`` partitions (``spark.sql.shuffle.partitions``), with
+   one *tick* row per partition so that every partition runs even without data, and
+   ``mapInArrow`` runs :func:`_step` on each: **one engine per partition** holding all of its keys (the
+   query partitions by ``?k``, so one engine over any set of keys gives the union of those keys'
+   answers, as one engine over all of them does). The engine lives in a process-local registry of the
+   Python worker, keyed by run and partition, and is used again by the next micro-batch when the
+   worker that gets the partition holds it at the previous micro-batch; otherwise (another worker, a
+   failure, a restart) it is rebuilt from the partition's *recovery log*: one Arrow file per
+   micro-batch with the elements the engine took, pruned to what the windows may still need
+   (``--checkpoint DIR``: under ``DIR/rsp/partitions``, else a temporary directory of the run; on a
+   cluster it must be storage every executor sees);
+3. every partition engine follows the stream's global clock, given by the driver with each
+   micro-batch: the first instant and the last instant closed (:class:`Clock`), and the largest element
+   time of the earlier micro-batches, up to which it closes instants before it takes the new
+   elements. So an element older than the last instant closed is late in every partition, as for one
+   engine, whether or not its partition saw data before;
+4. each partition returns the answers of the instants it closed, as JSON rows, and a mark; the
+   driver's :class:`ResidentMerger` writes an instant once every partition has closed it (the union of
+   their answers) — the instants up to the largest time of the earlier micro-batches — and at the end
+   of the input a last job over the tick rows closes the last instants.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time as _time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from rsp.query.partition import RDF_TYPE, KeyPlan
+from rsp.spark.feed import admitted, display_path, recheck_triple
+from rsp.spark.partitioned import OUTPUT_SCHEMA, REJECT_KEY, Job, Merger
+
+TICK = "\u0000tick"
+"""Keys of the tick rows (one per partition: every partition runs in every micro-batch)."""
+ROW_COLUMNS = ("key", "time", "stream", "s", "p", "o", "line", "file", "reason")
+LOG_SCHEMA = pa.schema([("time", pa.int64()), ("stream", pa.int32()), ("s", pa.string()),
+                        ("p", pa.string()), ("o", pa.string())])  # fmt: skip
+
+
+def key_column(plan: KeyPlan, s: Column, p: Column, o: Column) -> Column:
+    """The key of a triple as a Spark SQL expression (null: no pattern can match it), in the order of
+    :meth:`KeyPlan.place`: ``rdf:type`` triples by class first, then by predicate."""
+    key = None
+
+    def case(condition: Column, place: int) -> None:
+        nonlocal key
+        value = s if place == 0 else o
+        key = F.when(condition, value) if key is None else key.when(condition, value)
+
+    for cls, place in plan.classes:
+        case((p == F.lit(RDF_TYPE)) & (o == F.lit(cls)), place)
+    for predicate, place in plan.positions:
+        case(p == F.lit(predicate), place)
+    return F.lit(None).cast("string") if key is None else key
+
+
+RECHECK_SCHEMA = "time long, s string, p string, o string, reason string"
+
+
+def _recheck(line: pa.Array, arrival: pa.Array) -> pa.Array:
+    """The lines Spark's regex did not take (null elsewhere), parsed by rsp: time, terms or reason."""
+    out: dict[str, list] = {name: [] for name in ("time", "s", "p", "o", "reason")}
+    for text, at in zip(line.to_pylist(), arrival.to_pylist(), strict=True):
+        parsed, reason = None, None
+        if text is not None:
+            try:
+                parsed = recheck_triple(text, at)
+            except ValueError as err:
+                reason = str(err)
+        time, triple = parsed if parsed is not None else (None, (None, None, None))
+        for name, value in zip(out, (time, *triple, reason), strict=True):
+            out[name].append(value)
+    return pa.StructArray.from_arrays(
+        [
+            pa.array(out["time"], pa.int64()),
+            *(pa.array(out[n], pa.string()) for n in ("s", "p", "o", "reason")),
+        ],
+        names=list(out),
+    )
+
+
+def keyed_rows(frame: DataFrame, plan: KeyPlan) -> DataFrame:
+    """A parsed stream's rows with their key (see the module docstring, step 1)."""
+    from pyspark.sql.functions import arrow_udf
+
+    if "stream" not in frame.columns:
+        frame = frame.withColumn("stream", F.lit(0).cast("int"))
+    recheck = arrow_udf(_recheck, RECHECK_SCHEMA)
+    unparsed = F.col("s").isNull() | F.col("time").isNull()
+    fixed = frame.select(
+        "*", F.when(unparsed & F.col("line").isNotNull(), recheck(F.col("line"), F.col("arrival"))).alias("r")
+    )
+    s = F.coalesce(F.col("s"), F.col("r.s"))
+    p = F.coalesce(F.col("p"), F.col("r.p"))
+    o = F.coalesce(F.col("o"), F.col("r.o"))
+    reason = F.col("r.reason")
+    key = F.when(reason.isNotNull(), F.lit(REJECT_KEY)).otherwise(key_column(plan, s, p, o))
+    rows = fixed.select(
+        key.alias("key"),
+        F.when(reason.isNull(), F.coalesce(F.col("time"), F.col("r.time"))).alias("time"),
+        F.col("stream").cast("int").alias("stream"),
+        s.alias("s"), p.alias("p"), o.alias("o"),
+        F.when(reason.isNotNull(), F.col("line")).alias("line"),
+        F.when(reason.isNotNull(), F.col("file")).alias("file"),
+        reason.alias("reason"),
+    )  # fmt: skip
+    return rows.where(F.col("key").isNotNull())
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The stream's clock before a micro-batch, as one engine over the whole stream has it: ``start``
+    the first instant (None before any element), ``closed`` the last closed instant (None before one
+    closed), ``until`` the largest element time of the earlier micro-batches (instants up to it close)."""
+
+    start: int | None
+    closed: int | None
+    until: int | None
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one micro-batch's task needs besides the :class:`Job` (pickled with the function)."""
+
+    run: str
+    logs: str
+    batch: int
+    previous: int | None
+    """The micro-batch the partition's engine must have taken last (None: none before)."""
+    clock: Clock
+    final: int | None = None
+    """At the end of the input: close the instants up to this one (no data comes)."""
+
+
+class PartitionEngine:
+    """One partition's engine: the query over every key the partition holds."""
+
+    def __init__(self, job: Job) -> None:
+        from rsp.runtime import Engine
+
+        self.job = job
+        self.engine = Engine(entailment=job.entailment)
+        self.engine.static.extend(job.ontology)
+        self.handle = self.engine.register(job.query, job.file)
+        self.handle.keep = False
+        self.results: list = []
+        self.handle.subscribe(self.results.append)
+        self.batch: int | None = None
+
+    def sync(self, clock: Clock) -> None:
+        """Follow the global clock: the first instant (moved back as one engine moves it, while nothing
+        is closed) and the instants closed up to the largest time of the earlier micro-batches."""
+        h = self.handle
+        start = clock.closed if clock.closed is not None else clock.start
+        if start is not None and (
+            h._next_instant is None or (h.closed_until is None and start < h._next_instant)
+        ):
+            h._next_instant = start
+        if clock.until is not None:
+            self.engine.advance(clock.until)
+
+    def push(self, times: list[int], streams: list[int], triples: list[tuple[str, str, str]]) -> None:
+        """Elements in time order (then stream): each run of one stream in one call."""
+        i, end = 0, len(times)
+        while i < end:
+            j = i + 1
+            while j < end and streams[j] == streams[i]:
+                j += 1
+            self.engine.push_sorted(times[i:j], triples[i:j], self.job.streams[streams[i]], plain=True)
+            i = j
+
+    def keep_from(self) -> int | None:
+        """Elements older than this no window after the last closed instant can see (None: all needed)."""
+        h = self.handle
+        return None if h.closed_until is None else h.closed_until - h._max_range - h.step - h.slot
+
+    def rows(self) -> list[tuple]:
+        rows = [
+            ("result", r.time, json.dumps(r.bindings or []), None, None, None, None) for r in self.results
+        ]
+        self.results.clear()
+        return rows
+
+
+_REGISTRY: dict[tuple[str, int], PartitionEngine] = {}
+"""The engines a Python worker holds between micro-batches, by (run, partition); one run at a time."""
+
+
+def _log_dir(step: Step, partition: int) -> Path:
+    return Path(step.logs) / f"part-{partition}"
+
+
+def _log_files(folder: Path) -> list[tuple[int, int, Path]]:
+    """(micro-batch, largest time, path) of a partition's recovery log files, in micro-batch order."""
+    files = []
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if path.suffix == ".arrow" and "-" in path.stem:
+                batch, _, last = path.stem.partition("-")
+                files.append((int(batch), int(last), path))
+    return sorted(files)
+
+
+def _rebuild(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, int]:
+    """The partition's engine after micro-batch ``step.previous``, from its recovery log: the logged
+    elements pushed again (output dropped), then the clock of this micro-batch. Returns it and the
+    number of elements replayed."""
+    engine = PartitionEngine(job)
+    replayed = 0
+    if step.previous is not None:
+        for batch, _last, path in _log_files(_log_dir(step, partition)):
+            if batch > step.previous:
+                continue  # written by a micro-batch that was never committed
+            with pa.OSFile(str(path), "rb") as handle:
+                table = pa.ipc.open_file(handle).read_all()
+            triples = list(zip(*(table.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
+            engine.push(table.column("time").to_pylist(), table.column("stream").to_pylist(), triples)
+            replayed += table.num_rows
+    engine.batch = step.previous
+    return engine, replayed
+
+
+def _engine(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, dict]:
+    """The partition's engine at micro-batch ``step.previous``: the worker's own, or rebuilt."""
+    for other in [k for k in _REGISTRY if k[0] != step.run]:
+        del _REGISTRY[other]  # a finished (or other) run's engines
+    engine = _REGISTRY.pop((step.run, partition), None)
+    stats: dict = {}
+    if engine is None or engine.batch != step.previous:
+        started = _time.perf_counter()
+        engine, replayed = _rebuild(job, step, partition)
+        if step.previous is not None:  # not the partition's first micro-batch
+            stats = {"rebuilt": 1, "replayed": replayed, "seconds": _time.perf_counter() - started}
+    engine.results.clear()
+    return engine, stats
+
+
+def _keep(step: Step, partition: int, engine: PartitionEngine) -> None:
+    """Keep the engine in the worker for the next micro-batch (a module function: the task's own
+    function is pickled by value, with a copy of the module's globals)."""
+    engine.batch = step.batch
+    _REGISTRY[(step.run, partition)] = engine
+
+
+def _write_log(step: Step, partition: int, table: pa.Table, keep_from: int | None) -> None:
+    """The elements this micro-batch's engine took, as the partition's recovery log file; files only
+    older elements than the windows still need are deleted."""
+    folder = _log_dir(step, partition)
+    folder.mkdir(parents=True, exist_ok=True)
+    for batch, last, path in _log_files(folder):
+        if batch >= step.batch or (keep_from is not None and last < keep_from):
+            path.unlink(missing_ok=True)  # a retried micro-batch's file, or one no window needs
+    if table.num_rows:
+        last = pa.compute.max(table.column("time")).as_py()
+        final = folder / f"{step.batch:012d}-{last}.arrow"
+        partial = folder / f".{final.name}.{os.getpid()}"
+        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, LOG_SCHEMA) as writer:
+            writer.write_table(table)
+        os.replace(partial, final)
+
+
+def _step_function(job: Job, step: Step):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.compute as pc
+        from pyspark import TaskContext
+
+        partition = TaskContext.get().partitionId()
+        received = list(batches)
+        table = pa.Table.from_batches(received) if received else pa.table({"key": pa.array([], pa.string())})
+        rows: list[tuple] = []
+        data = table
+        if table.num_rows:
+            key = table.column("key")
+            rejects = table.filter(pc.equal(key, REJECT_KEY))
+            for row in rejects.select(["line", "file", "reason"]).to_pylist():
+                payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
+                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+            data = table.filter(pc.and_(pc.not_equal(key, REJECT_KEY), pc.invert(pc.starts_with(key, TICK))))
+        engine, stats = _engine(job, step, partition)
+        engine.sync(step.clock)
+        late = engine.engine.late
+        first = last = None
+        if step.final is not None:
+            engine.engine.advance(step.final)
+        elif data.num_rows:
+            data = data.select(["time", "stream", "s", "p", "o"]).sort_by(
+                [("time", "ascending"), ("stream", "ascending")]
+            )
+            closed = engine.handle.closed_until
+            if closed is not None:  # late for every engine: not pushed, counted, not logged
+                taken = data.filter(pc.greater_equal(data.column("time"), closed))
+                engine.engine.late += data.num_rows - taken.num_rows
+                data = taken
+            if data.num_rows:
+                times = data.column("time").to_pylist()
+                triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
+                engine.push(times, data.column("stream").to_pylist(), triples)
+                first, last = times[0], times[-1]
+        rows.extend(engine.rows())
+        if step.final is None:
+            logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
+            _write_log(step, partition, logged, engine.keep_from())
+            _keep(step, partition, engine)
+        mark = json.dumps(stats) if stats else ""
+        rows.append(("mark", None, mark, step.clock.until, first, last, engine.engine.late - late))
+        yield pa.RecordBatch.from_pylist(
+            [dict(zip(Merger.columns, row, strict=True)) for row in rows],
+            schema=pa.schema([("kind", pa.string()), ("instant", pa.int64()), ("payload", pa.string()),
+                              ("watermark", pa.int64()), ("first", pa.int64()), ("last", pa.int64()),
+                              ("late", pa.int64())]),
+        )  # fmt: skip
+
+    return run
+
+
+def tick_keys(spark: SparkSession, partitions: int) -> list[str]:
+    """One key per hash partition (Spark's ``repartition(n, key)`` puts a row in partition
+    ``pmod(hash(key), n)``): the tick rows that make every partition run."""
+    candidates = spark.range(64 * partitions).select(
+        F.concat(F.lit(TICK), F.col("id").cast("string")).alias("k")
+    )
+    found: dict[int, str] = {}
+    for row in candidates.select("k", F.pmod(F.hash("k"), F.lit(partitions)).alias("p")).collect():
+        found.setdefault(row["p"], row["k"])
+    if len(found) < partitions:
+        raise RuntimeError("rsp spark: no tick key found for every partition")
+    return [found[p] for p in range(partitions)]
+
+
+class ResidentMerger(Merger):
+    """The driver: runs each micro-batch's job over the partitions' resident engines (given the batch as
+    a DataFrame by :func:`rsp.spark.pipeline.start`), then merges their answers as :class:`Merger`."""
+
+    frames = True
+
+    def __init__(self, spark: SparkSession, job: Job, *args, logs: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.spark = spark
+        self.job = job
+        self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
+        self.ticks = tick_keys(spark, self.partitions)
+        self.run = uuid.uuid4().hex
+        self.own_logs = logs is None
+        self.logs = logs or tempfile.mkdtemp(prefix="rsp-spark-partitions-")
+        self.start: int | None = None
+        self.closed_instant: int | None = None
+        self.previous: int | None = None
+        self.rebuilds = {"rebuilt": 0, "replayed": 0, "seconds": 0.0}
+        self.on_close = self.finish
+
+    def clock(self) -> Clock:
+        """The global clock before the next micro-batch (the one of a single engine; see Clock)."""
+        return Clock(self.start, self.closed_instant, self.last)
+
+    def _tick_frame(self) -> DataFrame:
+        schema = ("key string, time long, stream int, s string, p string, o string, line string, "
+                  "file string, reason string")  # fmt: skip
+        return self.spark.createDataFrame([(k, *([None] * 8)) for k in self.ticks], schema)
+
+    def _run(self, frame: DataFrame, step: Step) -> pa.Table:
+        rows = frame.unionByName(self._tick_frame()).repartition(self.partitions, "key")
+        return rows.mapInArrow(_step_function(self.job, step), OUTPUT_SCHEMA).toArrow()
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:  # type: ignore[override]
+        with self.lock:
+            if not admitted(self.stopping, self.checkpoint, batch_id):
+                return
+            step = Step(self.run, self.logs, batch_id, self.previous, self.clock())
+        table = self._run(keyed_rows(batch, self.job.plan), step)
+        self._take_stats(table)
+        with self.lock:
+            self.previous = batch_id
+            self._advance_clock(table)
+        super().__call__(table, batch_id)
+
+    def _take_stats(self, table: pa.Table) -> None:
+        for row in table.to_pylist():
+            if row["kind"] == "mark" and row["payload"]:
+                for name, value in json.loads(row["payload"]).items():
+                    self.rebuilds[name] += value
+
+    def _advance_clock(self, table: pa.Table) -> None:
+        """The global clock after a micro-batch: a single engine's, from the partitions' first and last
+        times of the elements they took."""
+        firsts = [r["first"] for r in table.to_pylist() if r["kind"] == "mark" and r["first"] is not None]
+        lasts = [r["last"] for r in table.to_pylist() if r["kind"] == "mark" and r["last"] is not None]
+        if not firsts:
+            return
+        step = self.step
+        if self.closed_instant is None:  # nothing written yet: the first instant may still move back
+            self.next = None
+            start = (min(firsts) // step + 1) * step
+            self.start = start if self.start is None else min(self.start, start)
+        until = max(lasts) if self.last is None else max(self.last, *lasts)
+        if self.start <= until:
+            self.closed_instant = until // step * step
+
+    def first_instant(self, first: int) -> int:
+        return self.start if self.start is not None else super().first_instant(first)
+
+    def saved(self) -> dict:
+        return {
+            **super().saved(),
+            "start": self.start,
+            "closed": self.closed_instant,
+            "previous": self.previous,
+        }
+
+    def resume(self, checkpoint) -> None:
+        super().resume(checkpoint)
+        saved = checkpoint.counters()
+        if saved:
+            self.start, self.closed_instant = saved["start"], saved["closed"]
+            self.previous = saved["previous"]
+
+    def finish(self) -> None:
+        """End of the input: every partition closes its instants up to the final one."""
+        final = self.final_instant()
+        if final is not None:
+            step = Step(self.run, self.logs, (self.previous or 0) + 1, self.previous, self.clock(), final)
+            table = self._run(self._tick_frame().where(F.lit(False)), step)
+            self._take_stats(table)
+            for row in table.to_pylist():
+                if row["kind"] == "result":
+                    self.add(row["instant"], json.loads(row["payload"]))
+            self.flush(final)
+        if self.own_logs:
+            shutil.rmtree(self.logs, ignore_errors=True)
+
+    def summary(self) -> list[str]:
+        lines = super().summary()
+        if self.rebuilds["rebuilt"]:
+            r = self.rebuilds
+            lines.append(
+                f"partitioned: {r['rebuilt']:,} partition engine rebuild(s), {r['replayed']:,} elements "
+                f"replayed in {r['seconds']:.2f} s"
+            )
+        return lines
+
+
+__all__ = ["Clock", "ResidentMerger", "key_column", "keyed_rows"]

@@ -39,6 +39,20 @@ def formula_pattern(lit: ExtAtom) -> tuple[Var | Constant, ...]:
     return lit.atom.args
 
 
+def _guards(plan: RulePlan) -> list[tuple[dict, tuple]]:
+    """For each positive body atom with constants (``g(S, owl:sameAs, S2)``) whose table already has
+    an index on exactly those positions: (that index, the constants). While one of them has no entry,
+    no fact matches that atom, so the rule derives nothing: OWL 2 RL's ``eq-rep-*`` rules cost one
+    lookup per step while no owl:sameAs holds. (No index is created for this: it would cost per fact.)"""
+    guards = []
+    for lit in plan.positives:
+        positions = tuple(i for i, term in enumerate(lit.pattern) if not isinstance(term, Var))
+        index = lit.table.indexes.get(positions) if positions else None
+        if index is not None:
+            guards.append((index, tuple(lit.pattern[i] for i in positions)))
+    return guards
+
+
 @dataclass
 class PerTimeFormula:
     """A □ or tuple-window formula: recomputed at every time point it is needed (horizon t)."""
@@ -127,6 +141,8 @@ class Engine:
             for plan in list(sp.plans):
                 if self._alias(plan):
                     sp.plans.remove(plan)
+            for plan in sp.plans:
+                plan.guards = _guards(plan)
 
     def _alias(self, plan: RulePlan) -> bool:
         """A predicate defined only by ``q(X…) :- F(X…)`` (one body formula, same distinct variables in
@@ -510,6 +526,8 @@ class Engine:
                 if first and plan.volatile:
                     plan.full(None, t)
                     continue
+                if plan.guards and not all(consts in index for index, consts in plan.guards):
+                    continue  # a body atom with constants has no fact: no variant can derive anything
                 for i, lit in enumerate(plan.positives):
                     table = lit.table
                     s, e = start[table], end[table]

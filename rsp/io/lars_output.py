@@ -3,12 +3,10 @@
 Formatting, sorting and JSON-encoding every atom again at each time point it holds made output cost
 as much as the window holds (window-◇ with window 80: each atom written 81 times, each time rendered
 anew). Here each atom's text (and its JSON string) is produced once, when the atom appears in the
-output, and kept while it holds; the sorted order is a list kept sorted under the insertions and
-deletions of each time point; a time point with no change reuses the last body as it is.
-
-What changed is found per intensional predicate with C-level set differences between the atoms that
-hold now (the engine's fact tables) and those of the last output: a hash pass over the output, no
-Python code per atom that stays. Only atoms that appeared or expired pay Python code.
+output, and kept while it holds; the sorted order is kept in sorted blocks under the insertions and
+deletions of each time point; a time point with no change reuses the last body as it is. What
+appeared and expired is found per intensional predicate by :class:`rsp.engine.changes.FactChanges`,
+at the cost of what changed; only joining the texts into the line costs what the output holds.
 
 The record written is exactly the one the straightforward loop writes:
 
@@ -28,11 +26,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
-from heapq import heappop, heappush
 from itertools import chain, repeat
 from json.encoder import encode_basestring
 
-from rsp.engine.store import NEVER
+from rsp.engine.changes import FactChanges
 from rsp.lars.model import format_atom
 
 _BLOCK = 512
@@ -124,86 +121,6 @@ class SortedTexts:
         return self.size
 
 
-class _Held:
-    """The atoms of one intensional predicate in the last output, with their texts and a queue of the
-    horizons they had when last looked at (an atom can only leave the output once that time passed)."""
-
-    __slots__ = ("name", "facts", "log", "held", "texts", "heap", "buckets", "fixed")
-
-    def __init__(self, engine, pred) -> None:
-        self.name = pred[0]
-        self.facts = engine.facts[pred]
-        self.log = engine.log_insertions(pred)  # what was stored as new during the current time point
-        self.held: set[tuple] = set()
-        self.texts: dict[tuple, str] = {}
-        self.heap: list[int] = []
-        self.buckets: dict[int, list[tuple]] = {}
-        self.fixed = False  # atoms placed at time points (@T heads, stream atoms): diffed in full
-
-    def _queue(self, args_list, now: dict, t: int) -> None:
-        buckets = self.buckets
-        for args in args_list:
-            h = now[args]
-            if h >= NEVER:
-                continue
-            if h < t:
-                h = t
-            bucket = buckets.get(h)
-            if bucket is None:
-                buckets[h] = [args]
-                heappush(self.heap, h)
-            else:
-                bucket.append(args)
-
-    def _due(self, t: int, now: dict) -> list[tuple]:
-        """Look again at the atoms whose horizon passed: those gone from ``now`` (and held) are returned,
-        the others queued at their new horizon."""
-        heap, buckets, held = self.heap, self.buckets, self.held
-        gone: list[tuple] = []
-        again: list[tuple] = []
-        while heap and heap[0] < t:
-            for args in buckets.pop(heappop(heap)):
-                if args in now:
-                    again.append(args)
-                elif args in held:
-                    gone.append(args)
-        if again:
-            self._queue(again, now, t)
-        return gone
-
-    def diff(self, t: int, consecutive: bool) -> tuple[set | list, set | list]:
-        """The args that appeared and those that went since the last call (at time ``t``)."""
-        facts = self.facts
-        now = facts.now
-        log = self.log
-        held = self.held
-        if facts.by_time and not self.fixed:
-            self.fixed = True
-            self.heap, self.buckets = [], {}
-        if self.fixed:
-            at_t = facts.by_time.get(t)
-            if at_t:
-                current = set(now)
-                current.update(at_t)
-                new = current - held
-                gone = held - current
-            else:
-                new = now.keys() - held
-                gone = held.difference(now)
-        elif consecutive:  # one engine step since the last call: its log holds every insertion
-            new = set(log).difference(held) if log else ()
-            gone = self._due(t, now)
-            if new:
-                self._queue(new, now, t)
-        else:
-            self._due(t, now)
-            new = now.keys() - held
-            gone = held.difference(now)
-            if new:
-                self._queue(new, now, t)
-        return new, gone
-
-
 class AtomLines:
     """``rsp lars``'s output lines (``jsonl`` or ``text``) for an engine, one :meth:`line` per time point.
 
@@ -218,8 +135,7 @@ class AtomLines:
         self.engine = engine
         self.fmt = fmt
         self.text_of = text_of
-        self.preds = [_Held(engine, p) for p in sorted(engine.intensional)]
-        self.last_t: int | None = None
+        self.preds = [(p[0], FactChanges(engine, p), {}) for p in sorted(engine.intensional)]
         self.sorted = SortedTexts()
         self.fragment: dict[str, str] = {}  # text -> its JSON string (jsonl)
         self.escaped = 0  # held texts whose JSON string is not '"' + text + '"'
@@ -227,24 +143,15 @@ class AtomLines:
 
     def changes(self) -> tuple[list[str], list[str]]:
         """The texts of the atoms that appeared and of those that expired since the last call."""
-        t = self.engine.t
-        consecutive = self.last_t is not None and t == self.last_t + 1  # times are integers
-        self.last_t = t
         text_of = self.text_of
         appeared: list[str] = []
         expired: list[str] = []
-        for state in self.preds:
-            new, gone = state.diff(t, consecutive)
-            if not new and not gone:
-                continue
-            held, texts = state.held, state.texts
+        for name, changes, texts in self.preds:  # texts: args -> text while the atom holds
+            new, gone = changes.update()
             if gone:
-                held.difference_update(gone)
                 pop = texts.pop
                 expired.extend([pop(args) for args in gone])
             if new:
-                held.update(new)
-                name = state.name
                 for args in new:
                     text = texts[args] = text_of(name, args)
                     appeared.append(text)

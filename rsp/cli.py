@@ -728,6 +728,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mtl_parser(sub)
 
+    from rsp.serve.cli import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
+
     explain = sub.add_parser(
         "explain",
         help="print the LARS rules a query compiles to",

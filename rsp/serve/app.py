@@ -1,0 +1,214 @@
+"""The HTTP routes of ``rsp serve`` (Starlette): each parses a request into a call of
+:class:`rsp.serve.service.Service` and writes its answer; errors are JSON with rsp's positioned
+messages. Bearer token on every request that changes state; request bodies limited in size."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from rsp.errors import RspError
+from rsp.serve.service import BadElements, NotFound, Service, result_line
+
+MAX_BODY = 16 * 1024 * 1024
+"""Bytes a request body may hold (``rsp serve --max-body``)."""
+
+FORMATS = ("jsonl", "sparql-json")
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _error_json(err: Exception) -> dict:
+    if isinstance(err, RspError):
+        error: dict = {"message": err.message}
+        if err.position is not None:
+            error["position"] = {"source": err.position.file, "line": err.position.line,
+                                 "column": err.position.column}  # fmt: skip
+        error["text"] = str(err)
+        return {"error": error}
+    return {"error": {"message": str(err), "text": str(err)}}
+
+
+def create_app(
+    service: Service | None = None, token: str | None = None, max_body: int = MAX_BODY
+) -> Starlette:
+    """The ASGI application (``uvicorn.run(create_app())``)."""
+    service = service if service is not None else Service()
+
+    async def body(request: Request) -> str:
+        if request.method not in ("GET", "HEAD") and token is not None:
+            if request.headers.get("authorization", "") != f"Bearer {token}":
+                raise HttpError(401, "this request changes the service: send 'Authorization: Bearer TOKEN'")
+        size = request.headers.get("content-length")
+        if size is not None and int(size) > max_body:
+            raise HttpError(413, f"the request body has {size} bytes; at most {max_body} are taken")
+        data = b""
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > max_body:
+                raise HttpError(413, f"the request body is over {max_body} bytes")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HttpError(400, "the request body is not UTF-8 text") from None
+
+    def route(handler):
+        async def wrapped(request: Request) -> Response:
+            try:
+                text = await body(request)
+                async with service.lock:
+                    return await handler(request, text)
+            except HttpError as err:
+                return JSONResponse({"error": {"message": str(err), "text": str(err)}}, err.status)
+            except NotFound as err:
+                return JSONResponse(_error_json(err), 404)
+            except BadElements as err:
+                errors = [_error_json(e)["error"] for e in err.errors]
+                summary = _error_json(RspError(err.message))["error"]
+                return JSONResponse({"error": summary, "errors": errors}, 422)
+            except RspError as err:
+                return JSONResponse(_error_json(err), 400)
+
+        return wrapped
+
+    async def list_queries(request: Request, _text: str) -> Response:
+        return JSONResponse([service.describe(h) for h in service.engine.queries])
+
+    async def add_query(request: Request, text: str) -> Response:
+        names = service.register(text, request.query_params.get("name"))
+        return JSONResponse({"registered": names}, 201)
+
+    async def one_query(request: Request, _text: str) -> Response:
+        name = request.path_params["name"]
+        if request.method == "DELETE":
+            service.delete(name)
+            return Response(status_code=204)
+        return JSONResponse(service.describe(service.handle(name)))
+
+    async def results(request: Request, _text: str) -> Response:
+        fmt = request.query_params.get("format", "jsonl")
+        if fmt not in FORMATS:
+            raise HttpError(400, f"format={fmt}: one of {', '.join(FORMATS)}")
+        lines = service.results(request.path_params["name"], fmt)
+        return PlainTextResponse("".join(line + "\n" for line in lines), media_type="application/x-ndjson")
+
+    async def streams(request: Request, text: str) -> Response:
+        if request.method == "POST":
+            iri = json.loads(text)["iri"] if text.strip().startswith("{") else text.strip()
+            if not iri:
+                raise HttpError(400, 'give the stream IRI as the body, or {"iri": IRI}')
+            service.add_stream(iri)
+            return JSONResponse({"registered": iri}, 201)
+        return JSONResponse(sorted(service.streams))
+
+    async def one_stream(request: Request, _text: str) -> Response:
+        service.delete_stream(request.query_params.get("iri", ""))
+        return Response(status_code=204)
+
+    async def elements(request: Request, text: str) -> Response:
+        iri = request.query_params.get("stream", "")
+        kind = request.headers.get("content-type", "application/n-triples").split(";")[0].strip()
+        if kind in ("application/ld+json", "application/json"):
+            try:
+                document = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise RspError(f"not JSON: {err.msg}", _position(err)) from None
+            return JSONResponse(service.push_jsonld(iri, document))
+        return JSONResponse(service.push_ntriples(iri, text))
+
+    async def graphs(request: Request, text: str) -> Response:
+        kind = request.headers.get("content-type", "text/turtle").split(";")[0].strip()
+        suffix = {"text/turtle": ".ttl", "application/rdf+xml": ".rdf", "application/n-triples": ".nt",
+                  "application/ld+json": ".jsonld"}.get(kind)  # fmt: skip
+        if suffix is None:
+            raise HttpError(415, f"Content-Type {kind}: send Turtle, RDF/XML, N-Triples or JSON-LD")
+        return JSONResponse({"triples": service.load(text, suffix)}, 201)
+
+    async def events(request: Request) -> Response:
+        name = request.path_params["name"]
+        fmt = request.query_params.get("format", "jsonl")
+        try:
+            handle = service.handle(name)
+        except NotFound as err:
+            return JSONResponse(_error_json(err), 404)
+        queue = service.listen(name)
+
+        async def stream():
+            try:
+                yield ": connected\n\n"
+                while True:
+                    result = await queue.get()
+                    if result is None:
+                        return
+                    yield f"event: result\ndata: {result_line(result, handle.variables, fmt)}\n\n"
+            finally:
+                service.unlisten(name, queue)
+
+        headers = {"Cache-Control": "no-cache"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    async def socket(websocket: WebSocket) -> None:
+        name = websocket.path_params["name"]
+        await websocket.accept()
+        try:
+            handle = service.handle(name)
+        except NotFound as err:
+            await websocket.send_json(_error_json(err))
+            await websocket.close(code=4404)
+            return
+        queue = service.listen(name)
+        try:
+            while True:
+                result = await queue.get()
+                if result is None:
+                    break
+                await websocket.send_text(result_line(result, handle.variables))
+        except (WebSocketDisconnect, asyncio.CancelledError):
+            pass
+        finally:
+            service.unlisten(name, queue)
+
+    async def openapi(_request: Request) -> Response:
+        from rsp.serve.openapi import description
+
+        return JSONResponse(description())
+
+    async def page(_request: Request) -> Response:
+        from importlib.resources import files
+
+        return Response(files("rsp.serve").joinpath("page.html").read_text(encoding="utf-8"),
+                        media_type="text/html")  # fmt: skip
+
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/queries", route(list_queries), methods=["GET"]),
+        Route("/queries", route(add_query), methods=["POST"]),
+        Route("/queries/{name}", route(one_query), methods=["GET", "DELETE"]),
+        Route("/queries/{name}/results", route(results), methods=["GET"]),
+        Route("/queries/{name}/events", events, methods=["GET"]),
+        WebSocketRoute("/queries/{name}/ws", socket),
+        Route("/streams", route(streams), methods=["GET", "POST"]),
+        Route("/streams", route(one_stream), methods=["DELETE"]),
+        Route("/streams/elements", route(elements), methods=["POST"]),
+        Route("/graphs", route(graphs), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.service = service
+    return app
+
+
+def _position(err: json.JSONDecodeError):
+    from rsp.errors import Position
+
+    return Position("<request>", err.lineno, err.colno)

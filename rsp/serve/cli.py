@@ -1,0 +1,47 @@
+"""``rsp serve``: the command that starts the HTTP service (uvicorn) on the loopback interface."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from rsp.errors import RspError
+
+
+def add_parser(sub) -> None:
+    """Register ``rsp serve`` on the ``rsp`` command's subparsers."""
+    serve = sub.add_parser(
+        "serve",
+        help="serve continuous queries over HTTP (REST, Server-Sent Events, WebSocket, a web page)",
+        description="An HTTP service: register queries and streams, POST stream elements, read results "
+        "as they come (docs/serve.md). Needs pip install 'rsp[serve]'.",
+        epilog="options as in: --port 8000 --token secret --entailment rdfs (docs/serve.md)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' on requests that change state")
+    serve.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    serve.add_argument("--ontology", action="append", default=[], metavar="FILE", help="load at start")
+    serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024, metavar="BYTES",
+                       help="largest request body taken (default 16 MiB)")  # fmt: skip
+    serve.add_argument("--quiet", "-q", action="store_true", help="no access log")
+    serve.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace, _out: TextIO) -> int:
+    try:
+        import uvicorn
+
+        from rsp.serve.app import create_app
+        from rsp.serve.service import Service
+    except ImportError as err:
+        raise RspError(f"rsp serve needs pip install 'rsp[serve]' ({err})") from None
+    service = Service(args.entailment)
+    for path in args.ontology:
+        service.engine.load_ontology(path)
+    app = create_app(service, args.token, args.max_body)
+    print(f"rsp serve: http://{args.host}:{args.port}/ (API: /openapi.json)", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning" if args.quiet else "info")
+    return 0

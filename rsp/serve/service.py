@@ -1,0 +1,182 @@
+"""The state behind ``rsp serve``: one :class:`rsp.runtime.Engine`, its registered queries and streams,
+each query's recent results and the live subscribers they are pushed to. No HTTP here: the routes of
+:mod:`rsp.serve.app` call these methods, as a notebook calls the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import tempfile
+from collections import deque
+from pathlib import Path
+
+from rsp.errors import Position, RspError, StreamError
+
+RECENT = 100
+"""Results each query keeps for ``GET /queries/{name}/results``."""
+
+
+class NotFound(RspError):
+    """A query or stream the service does not have."""
+
+
+def result_line(result, variables, fmt: str = "jsonl") -> str:
+    """One result as ``rsp run`` writes it (``jsonl`` or ``sparql-json``), without the newline."""
+    from rsp.io.results import make_writer
+
+    out = io.StringIO()
+    make_writer(fmt, out, variables=variables, query_name=result.query).write(result)
+    return out.getvalue().rstrip("\n")
+
+
+class Service:
+    """Queries, streams and results of one ``rsp serve``."""
+
+    def __init__(self, entailment: str = "none") -> None:
+        from rsp.runtime import Engine
+
+        self.engine = Engine(entailment=entailment)
+        self.streams: set[str] = set()
+        self.recent: dict[str, deque] = {}
+        self.listeners: dict[str, set[asyncio.Queue]] = {}
+        self.lock = asyncio.Lock()
+
+    # -- queries --------------------------------------------------------------------------------------
+    def handles(self) -> dict:
+        return {handle.name: handle for handle in self.engine.queries}
+
+    def register(self, text: str, name: str | None = None) -> list[str]:
+        """Register the queries of ``text``; their streams are registered too."""
+        handles = self.engine.register_all(text, "<request>", name)
+        for handle in handles:
+            handle.keep = False
+            self.recent[handle.name] = deque(maxlen=RECENT)
+            self.listeners[handle.name] = set()
+            handle.subscribe(lambda result, handle=handle: self._publish(handle, result))
+            self.streams.update(w.stream[1:-1] for w in handle.query.windows)
+        return [handle.name for handle in handles]
+
+    def describe(self, handle) -> dict:
+        return {
+            "name": handle.name,
+            "form": type(handle.query.form).__name__.lower(),
+            "variables": list(handle.variables),
+            "streams": sorted({w.stream[1:-1] for w in handle.query.windows}),
+            "closed_until": handle.closed_until,
+            "results": f"/queries/{handle.name}/results",
+            "events": f"/queries/{handle.name}/events",
+        }
+
+    def handle(self, name: str):
+        handle = self.handles().get(name)
+        if handle is None:
+            raise NotFound(f"no query called {name} (GET /queries lists them)")
+        return handle
+
+    def delete(self, name: str) -> None:
+        handle = self.handle(name)
+        self.engine.queries.remove(handle)
+        del self.recent[name]
+        for listener in self.listeners.pop(name, ()):
+            listener.put_nowait(None)
+
+    def _publish(self, handle, result) -> None:
+        self.recent[handle.name].append(result)
+        for listener in self.listeners.get(handle.name, ()):
+            listener.put_nowait(result)
+
+    def results(self, name: str, fmt: str = "jsonl") -> list[str]:
+        handle = self.handle(name)
+        return [result_line(r, handle.variables, fmt) for r in self.recent[name]]
+
+    def listen(self, name: str) -> asyncio.Queue:
+        self.handle(name)
+        queue: asyncio.Queue = asyncio.Queue()
+        self.listeners[name].add(queue)
+        return queue
+
+    def unlisten(self, name: str, queue: asyncio.Queue) -> None:
+        self.listeners.get(name, set()).discard(queue)
+
+    # -- streams and static data ------------------------------------------------------------------------
+    def add_stream(self, iri: str) -> None:
+        self.streams.add(_bare(iri))
+
+    def delete_stream(self, iri: str) -> None:
+        iri = _bare(iri)
+        if iri not in self.streams:
+            raise NotFound(f"no stream {iri} (GET /streams lists them)")
+        self.streams.discard(iri)
+
+    def push_ntriples(self, iri: str, text: str) -> dict:
+        """N-Triples lines ending in ``# <ms>`` for stream ``iri``: all of them, or none if a line is bad
+        (a :class:`StreamError` per bad line, positioned in the request body)."""
+        from rsp.io.ntriples import read_triple_batches
+
+        iri = self._stream(iri)
+        errors: list[StreamError] = []
+        lines = text.splitlines()
+        batches = list(read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None))
+        if errors:
+            raise BadElements(errors)
+        return self._push(iri, batches)
+
+    def push_jsonld(self, iri: str, document) -> dict:
+        """JSON-LD elements: a list of ``{"time": ms, "graph": <JSON-LD>}`` (or one such object)."""
+        from rdflib import Graph
+
+        from rsp.background.ontology import nt_term
+
+        iri = self._stream(iri)
+        items = document if isinstance(document, list) else [document]
+        batches, errors = [], []
+        for index, item in enumerate(items, 1):
+            where = Position("<request>", index)
+            if not isinstance(item, dict) or not isinstance(item.get("time"), int) or item["time"] < 0:
+                errors.append(StreamError('an element is {"time": ms ≥ 0, "graph": JSON-LD}', where))
+                continue
+            try:
+                graph = Graph().parse(data=json.dumps(item.get("graph", {})), format="json-ld")
+            except Exception as err:  # rdflib's JSON-LD parser raises many kinds of error
+                errors.append(StreamError(f"not JSON-LD: {err}", where))
+                continue
+            batches.append((item["time"], [tuple(nt_term(t) for t in triple) for triple in graph]))
+        if errors:
+            raise BadElements(errors)
+        return self._push(iri, batches)
+
+    def _stream(self, iri: str) -> str:
+        iri = _bare(iri)
+        if iri not in self.streams:
+            raise NotFound(f"no stream {iri}: register it (POST /streams) or a query reading it")
+        return iri
+
+    def _push(self, iri: str, batches) -> dict:
+        late = self.engine.late
+        count = 0
+        read = any(f"<{iri}>" in h.translation.streams for h in self.engine.queries)
+        for time_, triples in batches:
+            count += len(triples)
+            if read:
+                self.engine.push(triples, time_, f"<{iri}>", plain=True)
+        return {"stream": iri, "elements": count, "late": self.engine.late - late}
+
+    def load(self, text: str, suffix: str) -> int:
+        """An ontology or static graph for the queries registered from now on."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"graph{suffix}"
+            path.write_text(text, encoding="utf-8")
+            return self.engine.load_ontology(path)
+
+
+class BadElements(RspError):
+    """Elements refused: the request added nothing."""
+
+    def __init__(self, errors: list[StreamError]) -> None:
+        super().__init__(f"{len(errors)} bad element(s); nothing of the request was added")
+        self.errors = errors
+
+
+def _bare(iri: str) -> str:
+    return iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri

@@ -323,6 +323,7 @@ class _Converter:
     def __init__(self, handle) -> None:
         tr = handle.translation
         self.streams = {pred: iri for iri, pred in tr.streams.items()}
+        self.counts = dict(tr.counts)  # count-window predicate -> (stream IRI, n)
         self.graphs = set(tr.graphs.values()) | set(tr.slot_graphs.values())
         self.slot = tr.slot
         self.point = handle.lars.t
@@ -345,7 +346,7 @@ class _Converter:
                 step.children.append(_condition(premise.literal, premise.text, premise.values))
             elif premise.derivations:
                 step.children.extend(self.derivation(sub) for sub in premise.derivations)
-            elif premise.atom[0] in self.streams:
+            elif premise.atom[0] in self.streams or premise.atom[0] in self.counts:
                 step.children.append(self.stream(*premise.atom, premise.times))
             else:
                 step.children.append(Step(Kind.CONDITION, text=premise.text))
@@ -360,6 +361,10 @@ class _Converter:
         return Step(Kind.STATIC, triple=triple) if found is None else _static_step(found)
 
     def stream(self, pred: str, args: tuple, points: Iterable[int]) -> Step:
+        if pred in self.counts:  # a count window ([TRIPLES n]): the elements it holds at the instant
+            iri, _n = self.counts[pred]
+            times = sorted(set(self.handle.count_times(pred, args)))
+            return Step(Kind.STREAM, triple=args, stream=iri, times=times)
         step = Step(Kind.STREAM, triple=args, stream=self.streams.get(pred, pred))
         slot, points = self.slot, set(points)
         known = self.times.get((pred, args)) if self.times is not None else None

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -226,12 +227,17 @@ def _rebuild(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, int
     number of elements replayed."""
     engine = PartitionEngine(job)
     replayed = 0
+    h = engine.handle
+    closed = step.clock.closed
+    keep_from = None if closed is None else closed - h._max_range - h.step - h.slot
     if step.previous is not None:
         for batch, _last, path in _log_files(_log_dir(step, partition)):
             if batch > step.previous:
                 continue  # written by a micro-batch that was never committed
             with pa.OSFile(str(path), "rb") as handle:
                 table = pa.ipc.open_file(handle).read_all()
+            if keep_from is not None:  # what no window after the last closed instant can see
+                table = table.filter(pc.greater_equal(table.column("time"), keep_from))
             triples = list(zip(*(table.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
             engine.push(table.column("time").to_pylist(), table.column("stream").to_pylist(), triples)
             replayed += table.num_rows
@@ -270,7 +276,7 @@ def _write_log(step: Step, partition: int, table: pa.Table, keep_from: int | Non
         if batch >= step.batch or (keep_from is not None and last < keep_from):
             path.unlink(missing_ok=True)  # a retried micro-batch's file, or one no window needs
     if table.num_rows:
-        last = pa.compute.max(table.column("time")).as_py()
+        last = pc.max(table.column("time")).as_py()
         final = folder / f"{step.batch:012d}-{last}.arrow"
         partial = folder / f".{final.name}.{os.getpid()}"
         with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, LOG_SCHEMA) as writer:
@@ -280,7 +286,6 @@ def _write_log(step: Step, partition: int, table: pa.Table, keep_from: int | Non
 
 def _step_function(job: Job, step: Step):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow.compute as pc
         from pyspark import TaskContext
 
         partition = TaskContext.get().partitionId()

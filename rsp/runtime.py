@@ -234,6 +234,12 @@ class QueryHandle:
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
         self.keep = True
+        from rsp.query.maintained import MaintainedSelect, maintainable
+
+        table = maintainable(query, translation)
+        arity = None if table is None else self._arity[table.pred]
+        self.maintained = None if table is None else MaintainedSelect(lars_engine, table, query.form, arity)
+        """The answer kept from the engine's changes (rsp/query/maintained.py), when the query allows it."""
         # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time
         # window can hold it
         from rsp.query.builtins import TIMESTAMP, calls
@@ -501,7 +507,13 @@ class QueryHandle:
         algebra = Instant(self.translation, self._rows, self.engine.compiled, self._expressions)
         form = self.query.form
         result = Result(self.name, instant, self.variables)
-        if isinstance(form, ast.Select):
+        if isinstance(form, ast.Select) and self.maintained is not None:
+            delta = self.maintained.update()
+            if self.query.policy is ast.OutputPolicy.RSTREAM:
+                result.bindings = self.maintained.answer()
+            else:
+                result.bindings = self.maintained.change(delta, self.query.policy is ast.OutputPolicy.ISTREAM)
+        elif isinstance(form, ast.Select):
             result.bindings = self._policy(algebra.select(form))
         elif isinstance(form, ast.Construct):
             solutions = algebra.modify(algebra.group(form.where), None, form.modifiers, False)

@@ -133,3 +133,28 @@ def test_generated_streams(elements, name: str, regime: str, policy: str) -> Non
     files = [(STREAM, elements)]
     with saved_on_failure(GOLDEN_QUERIES, lambda: case_files(text, files, regime, ONTOLOGY_PATH, ABOUT)):
         check(name, elements, regime, policy)
+
+
+def test_jsonl_writer_keeps_shared_solution_texts() -> None:
+    """The jsonl writer writes what json.dumps writes for the record; a SharedSolution's text is kept
+    from the last instant, a plain dict's is made again (it may have changed)."""
+    import io
+    import json
+
+    from rsp.io.results import SharedSolution, make_writer
+
+    out = io.StringIO()
+    writer = make_writer("jsonl", out, variables=["x", "y"], query_name='Q "1"')
+    shared = SharedSolution(x="<http://ex/a>", y='"é\\n"')
+    plain = {"y": "<http://ex/b>"}
+    writer.select(1000, [shared, plain, shared])
+    plain["x"] = "<http://ex/c>"
+    writer.select(2000, [plain, shared])
+    writer.select(3000, [])
+    expected = [
+        {"query": 'Q "1"', "time": 1000, "bindings": [dict(shared), {"y": "<http://ex/b>"}, dict(shared)]},
+        {"query": 'Q "1"', "time": 2000, "bindings": [{"x": "<http://ex/c>", "y": "<http://ex/b>"}, dict(shared)]},
+        {"query": 'Q "1"', "time": 3000, "bindings": []},
+    ]
+    assert out.getvalue() == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in expected)
+    assert writer._cache is not None and not writer._cache  # only the last instant's solutions are kept

@@ -68,6 +68,13 @@ class AskResult:
 Result = SelectResult | ConstructResult | AskResult
 
 
+class SharedSolution(dict):
+    """A solution an engine keeps unchanged while it is an answer and hands out at every instant
+    (rsp/query/maintained.py): writers may keep its text from one instant to the next. Never change one."""
+
+    __slots__ = ()
+
+
 def as_result(value: object) -> Result:
     """A :data:`Result` from a result-like object: one of the three types, or any object with ``query``,
     ``time`` and one of ``bindings`` (+ ``variables``), ``triples`` or ``boolean``. CONSTRUCT triples
@@ -231,7 +238,33 @@ class ResultWriter:
 class JsonLinesWriter(ResultWriter):
     """``jsonl``: ``{"query": …, "time": …, "bindings"|"triples"|"boolean": …}`` per query per instant."""
 
+    _cache: dict[int, tuple[SharedSolution, str]] | None = None
+    _cache_variables: tuple[str, ...] | None = None
+
+    def _binding_texts(self, variables: tuple[str, ...], rows: Sequence[Mapping[str, Term]]) -> list[str]:
+        """Each solution's JSON text; a :class:`SharedSolution` seen at the last instant keeps its text."""
+        cache = self._cache if self._cache_variables == variables and self._cache is not None else {}
+        kept: dict[int, tuple[SharedSolution, str]] = {}
+        dumps = json.dumps
+        texts = []
+        for row in rows:
+            if type(row) is SharedSolution:
+                entry = cache.get(id(row))
+                if entry is None or entry[0] is not row:
+                    entry = (row, dumps(_row(variables, row), ensure_ascii=False))
+                kept[id(row)] = entry
+                texts.append(entry[1])
+            else:
+                texts.append(dumps(_row(variables, row), ensure_ascii=False))
+        self._cache, self._cache_variables = kept, variables
+        return texts
+
     def _write(self, result: Result) -> None:
+        if isinstance(result, SelectResult) and result.explanations is None:  # the record json.dumps writes
+            head = json.dumps({"query": result.query, "time": result.time}, ensure_ascii=False)[:-1]
+            bindings = ", ".join(self._binding_texts(tuple(result.variables), result.rows))
+            self.handle.write(f'{head}, "bindings": [{bindings}]}}\n')
+            return
         record: dict[str, object] = {"query": result.query, "time": result.time}
         match result:
             case SelectResult(variables=variables, rows=rows):

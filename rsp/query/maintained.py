@@ -20,6 +20,7 @@ from __future__ import annotations
 from itertools import chain, repeat
 
 from rsp.engine.changes import FactChanges
+from rsp.io.results import SharedSolution
 from rsp.query import ast
 from rsp.query.translate import PatternTable, Translation
 
@@ -82,7 +83,7 @@ class MaintainedSelect:
         self.distinct = select.distinct or select.reduced
         self.changes = FactChanges(lars, (table.pred, arity))
         self.count: dict[Key, int] = {}  # projected solution -> how many rows give it
-        self.solution: dict[Key, dict[str, str]] = {}
+        self.solution: dict[Key, SharedSolution] = {}  # built once, handed out while an answer
 
     def _key(self, row: tuple) -> Key:
         return row if self.identity else tuple(row[i] for i in self.keep)
@@ -108,7 +109,7 @@ class MaintainedSelect:
             if held is None:
                 count[key] = 1
                 if key not in solution:
-                    solution[key] = dict(zip(names, key, strict=True))
+                    solution[key] = SharedSolution(zip(names, key, strict=True))
             else:
                 count[key] = held + 1
             delta[key] = delta.get(key, 0) + 1
@@ -139,5 +140,7 @@ class MaintainedSelect:
             n = d if added else -d
             if n > 0:
                 found = self.solution.get(key)
-                out.extend(repeat(found if found is not None else dict(zip(names, key, strict=True)), n))
+                if found is None:  # DSTREAM: a solution no longer held
+                    found = SharedSolution(zip(names, key, strict=True))
+                out.extend(repeat(found, n))
         return out

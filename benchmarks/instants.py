@@ -1,0 +1,187 @@
+"""Per-instant time of a continuous query with its answers written as JSON lines (issue 15).
+
+    python benchmarks/instants.py [--before DIR] [--size N ...] [--policy RSTREAM|ISTREAM ...] [--repeat K]
+
+The ``isin`` scenario of ``benchmarks/queries.py`` (transitive ``isIn`` trees under OWL 2 RL, a window
+sliding by 1 s): at a fixed rate of 500 triples per second, the window's RANGE is stretched so that
+it holds ``size`` triples (10 s for 5,000, 40 s for 20,000), and the query ``SELECT ?x ?y WHERE { ?x
+ex:isIn ?y }`` is registered with each output policy. One subprocess per (tree, size, policy) runs the
+whole stream through the Python API with a ``jsonl`` writer subscribed (writing to an in-memory
+buffer) and times every instant: ``maint`` the LARS steps, ``instant`` everything from one instant's
+end to the next one's (push, steps, answer, JSON text). Reported: medians over full windows. With
+``--before DIR`` (a worktree of older code) the same runs from that tree, round robin, and the
+JSON lines of both trees are compared as bags per instant. Timings are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RATE = 500
+"""Triples per second (the 5,000-triple case of benchmarks/queries.py)."""
+EXTRA_S = 16
+"""Seconds streamed after the window first fills (the instants measured)."""
+
+
+def _query(range_s: int, policy: str) -> str:
+    import query_generate as gen
+
+    text = gen.isin_query().replace(f"[RANGE {gen.RANGE_S}s", f"[RANGE {range_s}s")
+    return text.replace("REGISTER QUERY", f"REGISTER {policy}", 1)
+
+
+def worker(payload: dict) -> dict:
+    """Run one case in this process (the tree under test is first on sys.path)."""
+    import query_generate as gen
+
+    from rsp.io.results import make_writer
+    from rsp.runtime import Engine
+
+    size, policy = payload["size"], payload["policy"]
+    range_s = size // RATE
+    batches = gen.isin_batches(RATE * gen.RANGE_S, range_s + EXTRA_S, payload["seed"])
+    ontology = Path(payload["dir"]) / "isin-ontology.ttl"
+    ontology.write_text(gen.ISIN_ONTOLOGY, encoding="utf-8")
+    engine = Engine(entailment="owlrl")
+    engine.load_ontology(ontology)
+    query = engine.register(_query(range_s, policy))
+    query.keep = False
+    buffer = io.StringIO()
+    writer = make_writer("jsonl", buffer, variables=query.variables, query_name=query.name)
+    maint = [0.0]
+    lars_step = query.lars.step
+
+    def timed_step(k, atoms=()):
+        began = time.perf_counter()
+        lars_step(k, atoms)
+        maint[0] += time.perf_counter() - began
+
+    query.lars.step = timed_step
+    rows: list[tuple[int, float, float, int]] = []
+    last = {"exit": 0.0, "maint": 0.0}
+
+    def on_result(result) -> None:
+        writer.write(result)
+        now = time.perf_counter()
+        rows.append((result.time, now - last["exit"], maint[0] - last["maint"], len(result.bindings)))
+        last["maint"] = maint[0]
+        last["exit"] = time.perf_counter()
+
+    query.subscribe(on_result)
+    iri = gen.STREAM_IRI["isin"]
+    last["exit"] = time.perf_counter()
+    for t, triples in batches:
+        engine.push(triples, t, iri)
+    engine.close()
+    steady = [r for r in rows if r[0] > range_s * 1000]
+    Path(payload["out"]).write_text(buffer.getvalue(), encoding="utf-8")
+    return {
+        "instant_ms": statistics.median(r[1] for r in steady) * 1e3,
+        "maint_ms": statistics.median(r[2] for r in steady) * 1e3,
+        "answers": statistics.median(r[3] for r in steady),
+        "instants": len(steady),
+    }
+
+
+def _bags(path: Path) -> list[tuple[int, list]]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        out.append((record["time"], sorted(json.dumps(b, sort_keys=True) for b in record["bindings"])))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, help="a tree of older code to time in the same round robin")
+    parser.add_argument("--size", type=int, action="append", help="window triples (default 5000 and 20000)")
+    parser.add_argument("--policy", action="append", choices=("RSTREAM", "ISTREAM", "DSTREAM"))
+    parser.add_argument("--repeat", type=int, default=1, help="rounds (best median kept, default 1)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    sizes = args.size or [5000, 20000]
+    policies = args.policy or ["RSTREAM", "ISTREAM"]
+    trees = {"after": ROOT} | ({"before": args.before.resolve()} if args.before else {})
+    data = Path(tempfile.mkdtemp(prefix="rsp-instants-"))
+    best: dict[tuple, dict] = {}
+    for _round in range(args.repeat):
+        for size in sizes:
+            for policy in policies:
+                for label, tree in trees.items():
+                    out = data / f"{label}-{size}-{policy}.jsonl"
+                    payload = {
+                        "size": size,
+                        "policy": policy,
+                        "seed": args.seed,
+                        "dir": str(data),
+                        "out": str(out),
+                    }
+                    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(HERE)]))
+                    done = subprocess.run(
+                        [sys.executable, str(HERE / "instants.py"), "--worker", json.dumps(payload)],
+                        cwd=tree,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                    )
+                    if done.returncode:
+                        print(done.stderr[-3000:], file=sys.stderr)
+                        return 1
+                    result = json.loads(done.stdout.strip().splitlines()[-1])
+                    key = (size, policy, label)
+                    if key not in best or result["instant_ms"] < best[key]["instant_ms"]:
+                        best[key] = result
+    print(
+        f"isin under OWL 2 RL, {RATE} triples/s, STEP 1s, jsonl text included; medians over full windows "
+        f"(best of {args.repeat})"
+    )
+    print(f"{'window':>7} {'policy':<8} {'answers':>8} {'tree':<7} {'maint ms':>9} {'instant ms':>11}")
+    differ = []
+    for size in sizes:
+        for policy in policies:
+            for label in trees:
+                r = best[(size, policy, label)]
+                print(
+                    f"{size:>7} {policy:<8} {r['answers']:>8.0f} {label:<7} {r['maint_ms']:>9.1f} "
+                    f"{r['instant_ms']:>11.1f}"
+                )
+            if "before" in trees:
+                before, after = best[(size, policy, "before")], best[(size, policy, "after")]
+                gain = before["instant_ms"] / after["instant_ms"]
+                print(f"{'':>7} {'':<8} {'':>8} {'ratio':<7} {'':>9} {gain:>10.1f}x")
+                if _bags(data / f"after-{size}-{policy}.jsonl") != _bags(
+                    data / f"before-{size}-{policy}.jsonl"
+                ):
+                    differ.append(f"{size} {policy}")
+    for policy in policies:
+        if 5000 in sizes and 20000 in sizes:
+            small, large = best[(5000, policy, "after")], best[(20000, policy, "after")]
+            print(
+                f"{policy}: instant at 20,000 / at 5,000 window triples = "
+                f"{large['instant_ms'] / small['instant_ms']:.2f}"
+            )
+    if differ:
+        print(f"ANSWERS DIFFER between before and after: {', '.join(differ)}")
+    elif "before" in trees:
+        print("answers of before and after: equal at every instant (as bags)")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -240,6 +240,7 @@ class QueryHandle:
         arity = None if table is None else self._arity[table.pred]
         self.maintained = None if table is None else MaintainedSelect(lars_engine, table, query.form, arity)
         """The answer kept from the engine's changes (rsp/query/maintained.py), when the query allows it."""
+        self._pattern_solutions: dict = {}  # pattern predicate -> PatternSolutions (the other queries)
         # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time
         # window can hold it
         from rsp.query.builtins import TIMESTAMP, calls
@@ -501,10 +502,22 @@ class QueryHandle:
         """The rows of a pattern predicate now (the translator gives each pattern a name of its own)."""
         return self.lars.holding(pred, self._arity[pred]) if pred in self._arity else set()
 
+    def _solutions(self, table) -> list[dict[str, str]]:
+        """A pattern's solutions at the current instant, kept from its predicate's changes."""
+        kept = self._pattern_solutions.get(table.pred)
+        if kept is None:
+            from rsp.query.maintained import PatternSolutions
+
+            kept = PatternSolutions(self.lars, table, self._arity[table.pred], self.slot)
+            self._pattern_solutions[table.pred] = kept
+        return kept.at(self.closed_until)
+
     def _emit(self, instant: int) -> None:
         from rsp.query.algebra import Instant, construct
 
-        algebra = Instant(self.translation, self._rows, self.engine.compiled, self._expressions)
+        algebra = Instant(
+            self.translation, self._rows, self.engine.compiled, self._expressions, self._solutions
+        )
         form = self.query.form
         result = Result(self.name, instant, self.variables)
         if isinstance(form, ast.Select) and self.maintained is not None:

@@ -119,9 +119,13 @@ class Instant:
         rows: Callable[[str], set],
         compiled: Compiled,
         cache: ExpressionCache | None = None,
+        solutions: Callable[[PatternTable], list[Solution]] | None = None,
     ) -> None:
         self.translation = translation
         self.rows = rows
+        self.solutions = solutions
+        """When given: a pattern table's solutions, kept from one instant to the next by the caller
+        (rsp/query/maintained.py); the list and its dicts are only read here."""
         self.compiled = compiled
         self._exists_cache: dict[int, tuple[list[Solution], list[ast.Filter]]] = {}
         self._graphs: dict[str, GraphIndex] = {}
@@ -189,6 +193,8 @@ class Instant:
 
     # -- patterns -----------------------------------------------------------------------------------
     def table(self, table: PatternTable) -> list[Solution]:
+        if self.solutions is not None:
+            return self.solutions(table)
         names = table.variables
         out = []
         slot = self.translation.slot

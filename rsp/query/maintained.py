@@ -10,9 +10,10 @@ dict is built once when it first appears and reused while it is an answer, and I
 count changes of the instant: they cost what changed. RSTREAM hands over the whole answer (a list of
 the kept dicts, repeated by multiplicity).
 
-Every other query is evaluated from the window at each instant by :mod:`rsp.query.algebra` (see
-docs/architecture.md). The solutions handed out are shared between instants: read them, do not
-change them.
+Every other query is evaluated at each instant by :mod:`rsp.query.algebra` (see
+docs/architecture.md) over its patterns' solutions, which :class:`PatternSolutions` keeps the same
+way: a row's solution dict is built when the row appears and dropped when it expires. The solutions
+handed out are shared between instants: read them, do not change them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from itertools import chain, repeat
 from rsp.engine.changes import FactChanges
 from rsp.io.results import SharedSolution
 from rsp.query import ast
+from rsp.query.algebra import integer_literal
 from rsp.query.translate import PatternTable, Translation
 
 Key = tuple[str, ...]
@@ -144,3 +146,37 @@ class MaintainedSelect:
                     found = SharedSolution(zip(names, key, strict=True))
                 out.extend(repeat(found, n))
         return out
+
+
+class PatternSolutions:
+    """One pattern table's solutions (a dict per row of its predicate), kept from the predicate's
+    changes and listed once per instant for the algebra (:meth:`Instant.table`)."""
+
+    def __init__(self, lars, table: PatternTable, arity: int, slot: int) -> None:
+        self.table = table
+        self.slot = slot
+        self.changes = FactChanges(lars, (table.pred, arity))
+        self.by_row: dict[tuple, dict[str, str]] = {}
+        self.instant: int | None = None
+        self.listed: list[dict[str, str]] = []
+
+    def at(self, instant: int) -> list[dict[str, str]]:
+        """The solutions at ``instant`` (the engine's current state); the same list for every call
+        at one instant."""
+        if instant == self.instant:
+            return self.listed
+        self.instant = instant
+        new, gone = self.changes.update()
+        by_row = self.by_row
+        for row in gone:
+            del by_row[row]
+        names, time_var = self.table.variables, self.table.time_var
+        for row in new:
+            if time_var is None:
+                by_row[row] = dict(zip(names, row, strict=True))
+            else:
+                solution = dict(zip(names, row[:-1], strict=True))
+                solution[time_var] = integer_literal(row[-1] * self.slot)
+                by_row[row] = solution
+        self.listed = list(by_row.values())
+        return self.listed

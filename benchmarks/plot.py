@@ -3,6 +3,7 @@ against window size and against stream rate (see ``docs/results.md``).
 
     python benchmarks/plot.py                         # newest results in benchmarks/results -> docs/img
     python benchmarks/plot.py --lars FILE.json --queries FILE.json [--queries FILE.json] --out DIR
+    python benchmarks/plot.py --instants FILE.json    # per-instant time by policy (benchmarks/instants.py)
 
 ``--lars`` is a JSON file written by ``benchmarks/run.py`` (its scenario table), ``--queries`` one or more
 written by ``benchmarks/queries.py``. The figures are SVG; the numbers behind them are printed as
@@ -133,6 +134,33 @@ def plot_queries(cases: list[dict[str, Any]], out: Path) -> Path:
     return _save(fig, out, "bench-queries.svg")
 
 
+def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
+    """Per-instant time (answers and their JSON text included) against window size, per output
+    policy, for this tree and, when measured, the tree before issue 15 (``benchmarks/instants.py``)."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.2))
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        for tree, style in (("after", "-"), ("before", "--")):
+            points = sorted(
+                (r["size"], r["instant_ms"]) for r in rows if r["policy"] == policy and r["tree"] == tree
+            )
+            if points:
+                label = f"{policy}" + (" (before issue 15)" if tree == "before" else "")
+                ax.plot(
+                    *zip(*points, strict=True),
+                    ls=style,
+                    marker="o" if policy == "RSTREAM" else "s",
+                    label=label,
+                )
+    ax.set_xlabel("stream triples in a full window (500 triples/s)")
+    ax.set_ylabel("ms per instant (with its JSON text)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, out, "bench-instants.svg")
+
+
 def tables(lars: list[dict[str, Any]], queries: list[dict[str, Any]]) -> str:
     """The numbers behind the plots as Markdown tables."""
     lines = []
@@ -179,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="a benchmarks/queries.py JSON file; repeatable (default: the newest per scenario)",
     )
+    parser.add_argument(
+        "--instants", type=Path, help="a benchmarks/instants.py JSON file (default: the newest)"
+    )
     parser.add_argument("--results", type=Path, default=HERE / "results", help="where to look for the newest")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="output directory")
     args = parser.parse_args(argv)
@@ -191,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if p is not None
     ]
-    if lars_file is None and not query_files:
+    instants_file = args.instants or newest(args.results, lambda d: bool(d.get("instants")))
+    if lars_file is None and not query_files and instants_file is None:
         parser.error(
             f"no benchmark results in {args.results}: run benchmarks/run.py or benchmarks/queries.py"
         )
@@ -203,7 +235,11 @@ def main(argv: list[str] | None = None) -> int:
         written += [plot_window(lars, args.out), plot_rate(lars, args.out)]
     if queries:
         written.append(plot_queries(queries, args.out))
-    for source in [lars_file, *query_files]:
+    if instants_file is not None:
+        written.append(
+            plot_instants(json.loads(instants_file.read_text(encoding="utf-8"))["instants"], args.out)
+        )
+    for source in [lars_file, *query_files, instants_file]:
         if source is not None:
             print(f"read {source}")
     for path in written:

@@ -253,3 +253,113 @@ def test_cli_explain_names_rule_and_assumption() -> None:
     assert why["origin"].endswith("program.lars:2:1") or why["origin"].endswith("program.lars:3:1")
     other = "fetch" if why["atom"].startswith("here") else "here"
     assert why["assumptions"] == [f"not {other}(a)"] and why["premises"] == ["[2] <> req(a)"]
+
+
+@st.composite
+def box_cases(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Box windows of 1 to 10 time points (mode tms splits them into segments of powers of two) over a
+    stream atom and over an atom derived at past time points, in an even loop; streams of 14 points with
+    gaps, so windows are clamped at the start, hold, break and hold again."""
+    n, m, k = draw(st.integers(0, 9)), draw(st.integers(0, 9)), draw(st.integers(0, 3))
+    text = (
+        f"@T h(X) :- [{k}] @T p(X).\n"
+        f"b(X) :- [{n}] [] h(X), not c(X).\n"
+        f"c(X) :- [{m}] [] p(X), not b(X).\n"
+        f"d :- [{n + m}] [] q, not b(a).\n"
+    )
+    lines = []
+    for time in range(14):
+        atoms = draw(st.lists(st.sampled_from(("p(a)", "p(b)", "q")), max_size=3, unique=True))
+        lines += [f"{time} {atom}" for atom in atoms] or [str(time)]
+    return text, lines
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(60), deadline=None)
+@given(box_cases())
+def test_generated_tms_box_windows(case) -> None:
+    program_text, lines = case
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        stream = read_atom_lines(lines)
+        rows, error = _tms_until_refused(parse(program_text), stream)
+        assert error is None
+        _check_tms_against(reference(parse_program(program_text), stream), rows, error)
+
+
+def test_tms_box_window_body_is_logarithmic() -> None:
+    """A box over 1000 time points is justified, at each tick, by at most 10 segment nodes (a power of
+    two each), not by its 1001 points; and it holds exactly while the atom held at each of them."""
+    from rsp.asp.tms import TmsReasoner
+
+    reasoner = TmsReasoner(parse("b :- [1000] [] p.\n"), 0, 1)
+    for t in range(1500):
+        models = reasoner.step(t, [] if t == 1200 else [("p", ())])
+        assert models == ([["b"]] if t < 1200 else [[]]), t
+        boxes = [key for key in reasoner.net.tags if key[0][0] == "B"]
+        if t < 1200:
+            [(_head, body, _neg)] = boxes
+            assert len(body) == bin(min(t, 1000) + 1).count("1") <= 10
+            assert sum(node[1] for node in body) == min(t, 1000) + 1  # the segments cover the window
+        else:
+            assert boxes == []  # p missing at 1200: some segment of every window after it is missing
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    sizes=st.sets(st.integers(0, 6), min_size=1, max_size=3),
+    batches=st.lists(
+        st.lists(st.sampled_from([("p", ("a",)), ("p", ("b",)), ("q", ())]), max_size=4), max_size=12
+    ),
+)
+def test_tuple_windows_match_their_definition(sizes, batches) -> None:
+    """The incremental tuple windows (rsp.asp.tuples) against the definition recomputed at every tick:
+    the last n elements, what entered and left (as sets), and the first time point of the window."""
+    from collections import Counter
+
+    from rsp.asp.tuples import TupleWindows
+
+    windows = TupleWindows(sizes, 0)
+    everything: list[tuple] = []
+    previous = {n: Counter() for n in sizes}
+    for t, batch in enumerate(batches):
+        everything += [(pred, args, t) for pred, args in batch]
+        changes = windows.update(t, batch)
+        for n in sizes:
+            window = everything[max(0, len(everything) - n) :] if n else []
+            now = Counter(window)
+            first = t if n == 0 else (0 if len(everything) < n else window[0][2])
+            assert windows.members[n] == now
+            assert changes[n] == (set(now) - set(previous[n]), set(previous[n]) - set(now), first)
+            previous[n] = now
+
+
+@st.composite
+def tuple_cases(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Every tuple-window form (◇, plain, □, @s) over a stream predicate that background facts (one
+    untimed, one at a time point) also give, in an even loop; windows of 0 to 6 elements, streams of 10
+    points with up to three atoms each."""
+    n = [draw(st.integers(0, 6)) for _ in range(4)]
+    text = (
+        "p(c).\n@3 p(d).\n"
+        f"b(X) :- [#{n[0]}] <> p(X), not c(X).\n"
+        f"c(X) :- [#{n[1]}] p(X), not b(X).\n"
+        f"e(X) :- [#{n[2]}] [] p(X).\n"
+        f"f(X,T) :- [#{n[3]}] @T p(X), not b(X).\n"
+    )
+    lines = []
+    for time in range(10):
+        atoms = draw(st.lists(st.sampled_from(("p(a)", "p(b)", "p(c)", "p(d)")), max_size=3))
+        lines += [f"{time} {atom}" for atom in atoms] or [str(time)]
+    return text, lines
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(60), deadline=None)
+@given(tuple_cases())
+def test_generated_tms_tuple_windows(case) -> None:
+    program_text, lines = case
+    with saved_on_failure(GOLDEN_ASP, lambda: _golden_files(program_text, lines)):
+        stream = read_atom_lines(lines)
+        rows, error = _tms_until_refused(parse(program_text), stream)
+        assert error is None
+        _check_tms_against(reference(parse_program(program_text), stream), rows, error)

@@ -7,6 +7,13 @@ grounded once; what changes with time are the rules that define window and "now"
 points (``D :- A@s`` while s is in the window, ``N :- A@t`` for the current t), stream facts, and
 tuple-window facts: each tick adds the new ones and removes the expired ones, and the network relabels
 only what those changes reach.
+
+A box ``[n] [] p`` holds when p holds at each of the n + 1 time points of its window. Its justification
+of the tick does not list those points: it reads O(log n) *segment* nodes ``("L", k, p, args, s)``, k a
+power of two, "p holds at every point of [s - k + 1, s]", defined once each by doubling (``L(1, s) :-
+A@s``, ``L(2k, s) :- L(k, s), L(k, s - k)``) and removed when their first point leaves every window: the
+window's points split greedily from t into the fewest such segments. A tick then costs O(log n) per box
+atom, not O(n) nodes in a rule body (what made large windows slow).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from collections import defaultdict
 
 from rsp.asp.network import Network, NoModel
 from rsp.asp.program import UNBOUNDED, AspProgram
-from rsp.asp.tuples import TupleWindows
+from rsp.asp.tuples import TupleNodes, TupleWindows
 from rsp.asp.values import apply_comparisons, time_point
 from rsp.errors import ProgramError
 from rsp.lars.model import CONSTRAINT_PRED, ExtAtom, Op, Rule, Var, format_atom
@@ -128,14 +135,21 @@ class TmsReasoner:
                 if kind in ("D", "B", "W"):
                     windows[sig].add((kind, lit.window.size))  # type: ignore[union-attr]
         self.windows = windows
+        self.box_sizes = {  # the largest box window over each predicate: how far its segments reach
+            sig: max(n for kind, n in forms if kind == "B")
+            for sig, forms in windows.items()
+            if any(kind == "B" for kind, _n in forms)
+        }
         self.tuple_forms = {
             (lit.window.size, _template(lit)[0], lit.atom.pred, len(lit.atom.args))
             for rule in self.rules
             for lit in rule.body
             if isinstance(lit, ExtAtom) and lit.window is not None and lit.window.tuple_based
         }
-        self.tuples = TupleWindows(tuple_sizes, start)
-        self.tuple_facts: set[tuple] = set()
+        self.tuple_nodes = TupleNodes(
+            self.tuple_forms, TupleWindows(tuple_sizes, start), program.program.facts
+        )
+        self.tuple_facts: set[tuple] = set()  # the tuple-window nodes that hold now (tag TUPLE)
         self.facts = [r for r in program.program.facts]
         self.expiry: dict[int, list[tuple]] = defaultdict(list)  # tick -> (key, tag) to remove then
         self.tick_rules: list[tuple] = []  # (key, tag) valid for the current tick only
@@ -217,6 +231,8 @@ class TmsReasoner:
             sig = (pred, len(args))
             if s == t:
                 self._add((("N", pred, args), (node,), ()), LINK, t + 1)
+            if sig in self.box_sizes:
+                self._segment(("L", 1, pred, args, s), (node,))
             for form, n in self.windows.get(sig, ()):
                 if s < max(self.start, t - n):
                     continue
@@ -224,19 +240,51 @@ class TmsReasoner:
                     self._add((("D", n, pred, args), (node,), ()), WINDOW, s + n + 1)
                 elif form == "W":
                     self._add((("W", n, pred, args, s), (node,), ()), WINDOW, s + n + 1)
-                else:
-                    self._box(n, pred, args)
+        elif kind == "L":
+            self._grow(node)
         elif kind == "N" and (node[1], len(node[2])) in self.timed:
             self._add((("A", node[1], node[2], t), (node,), ()), LINK, t + 1)
         for r, i in self.by_index.get(_index(node), ()):
             self._ground(r, i, node)
 
+    def _segment(self, node: tuple, body: tuple) -> None:
+        """Justify the segment node ``("L", k, p, args, s)`` by ``body`` until its first point
+        s - k + 1 has left every box window over p."""
+        _, k, pred, args, s = node
+        until = s - k + 1 + self.box_sizes[(pred, len(args))] + 1
+        if until > self.t:
+            self._add((node, body, ()), WINDOW, until)
+
+    def _grow(self, node: tuple) -> None:
+        """A segment node got its first justification: the doubled segments it completes, and the box
+        windows over its predicate that it may complete now."""
+        _, k, pred, args, s = node
+        sig = (pred, len(args))
+        index = ("L", k, pred, len(args))
+        if 2 * k <= self.box_sizes[sig] + 1:
+            before = ("L", k, pred, args, s - k)
+            if before in self.potential[index]:
+                self._segment(("L", 2 * k, pred, args, s), (node, before))
+            after = ("L", k, pred, args, s + k)
+            if after in self.potential[index]:
+                self._segment(("L", 2 * k, pred, args, s + k), (after, node))
+        for form, n in self.windows[sig]:
+            if form == "B" and s >= max(self.start, self.t - n):
+                self._box(n, pred, args)
+
     def _box(self, n: int, pred: str, args: tuple) -> None:
-        t = self.t
-        points = [("A", pred, args, s) for s in range(max(self.start, t - n), t + 1)]
-        index = ("A", None, pred, len(args))
-        if all(p in self.potential[index] for p in points):
-            self._add((("B", n, pred, args), tuple(points), ()), WINDOW, t + 1)
+        """The box ``[n] [] p(args)`` now, if every segment of its window has a justification: the
+        points from max(start, t - n) to t, split greedily from t into segments of powers of two."""
+        t, potential = self.t, self.potential
+        first, end, body = max(self.start, t - n), t, []
+        while end >= first:
+            k = 1 << ((end - first + 1).bit_length() - 1)  # the largest power of two that fits
+            segment = ("L", k, pred, args, end)
+            if segment not in potential[("L", k, pred, len(args))]:
+                return
+            body.append(segment)
+            end -= k
+        self._add((("B", n, pred, args), tuple(body), ()), WINDOW, t + 1)
 
     def _ground(self, r: int, i: int, seed: tuple | None) -> None:
         """Every instance of rule r whose i-th positive atom is ``seed``, over the potential nodes."""
@@ -372,39 +420,13 @@ class TmsReasoner:
     def _tuples(self, t: int, batch: list[tuple[str, tuple]]) -> None:
         if not self.tuple_forms:
             return
-        changes = self.tuples.update(t, batch)
-        wanted: set[tuple] = set()
-        for n, kind, pred, arity in self.tuple_forms:
-            first = changes[n][2]
-            visible: dict[tuple, set[int]] = defaultdict(set)
-            for p, args, s in self.tuples.members[n]:
-                if p == pred and len(args) == arity:
-                    visible[args].add(s)
-            for rule in self.facts:
-                atom = rule.head.atom
-                if atom.pred != pred or len(atom.args) != arity:
-                    continue
-                if rule.head.time is None:
-                    visible[atom.args].update(range(first, t + 1))
-                else:
-                    at = time_point(rule.head.time)
-                    if at is not None and first <= at <= t:
-                        visible[atom.args].add(at)
-            for args, points in visible.items():
-                if kind == "TD":
-                    wanted.add(("TD", n, pred, args))
-                elif kind == "TP" and t in points:
-                    wanted.add(("TP", n, pred, args))
-                elif kind == "TB" and all(s in points for s in range(first, t + 1)):
-                    wanted.add(("TB", n, pred, args))
-                elif kind == "TV":
-                    wanted |= {("TV", n, pred, args, s) for s in points}
-        for node in self.tuple_facts - wanted:
+        add, drop = self.tuple_nodes.update(t, batch, self.tuple_facts)
+        for node in drop:
             self.net.remove((node, (), ()), TUPLE)
         self._settle()
-        for node in wanted - self.tuple_facts:
+        for node in add:
             self.net.add((node, (), ()), TUPLE)
-        self.tuple_facts = wanted
+        self.tuple_facts = (self.tuple_facts - drop) | add
 
     def _models(self) -> list[list[str]]:
         def output(label: dict) -> tuple[str, ...]:

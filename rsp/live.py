@@ -264,14 +264,6 @@ class _Stream:
             self.pending = None
 
 
-def _advance(handle, time_: int) -> None:
-    """Close the instants of one query up to ``time_`` (as :meth:`rsp.runtime.Engine.advance` does for
-    every query): no element older than ``time_`` can come for it any more."""
-    while handle._next_instant is not None and handle._next_instant <= time_:
-        handle._close(handle._next_instant)
-        handle._next_instant += handle.step
-
-
 def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, out: TextIO) -> int:
     """``rsp run`` over live sources (see the module docstring); ``engine``, ``handles``, ``writers`` and
     ``pairs`` as :func:`rsp.cli.open_queries` returns them."""
@@ -345,7 +337,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         for handle in handles:  # no element older than every open stream's time can come any more
             read = [s for s in streams if s.iri in handle.translation.streams and not s.done]
             if read and all(s.pending is not None and not s.queue for s in read):
-                _advance(handle, min(s.pending[0] for s in read))
+                handle.advance(min(s.pending[0] for s in read))
 
     def feed(stream: _Stream, lines: list[str]) -> None:
         offset = stream.lines

@@ -488,6 +488,14 @@ class QueryHandle:
             if not kept:
                 del times[key]
 
+    def advance(self, time: int) -> None:
+        """Declare that no element older than ``time`` will come for this query: close its instants up
+        to ``time`` (:meth:`Engine.advance` does it for every query). Nothing closes before the first
+        element, which fixes the first instant."""
+        while self._next_instant is not None and self._next_instant <= time:
+            self._close(self._next_instant)
+            self._next_instant += self.step
+
     def finish(self) -> None:
         """Close every instant up to the first one after the last element."""
         if self._last_element is None:
@@ -871,9 +879,7 @@ class Engine:
     def advance(self, time: int) -> None:
         """Declare that no element older than ``time`` will come: close the instants up to it."""
         for handle in self.queries:
-            while handle._next_instant is not None and handle._next_instant <= time:
-                handle._close(handle._next_instant)
-                handle._next_instant += handle.step
+            handle.advance(time)
 
     def close(self) -> None:
         """End of the streams: close every instant up to the first one after the last element."""

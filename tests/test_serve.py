@@ -5,6 +5,9 @@ and, on a real uvicorn server, by Server-Sent Events."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 import socket
 import subprocess
@@ -13,8 +16,14 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
+from fuzzing import examples, saved_on_failure
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
+from test_live import GOLDEN_QUERIES, ONE_STREAM, _query_case, stream_lines
 
+from rsp.cli import main
 from rsp.serve.app import create_app
 from rsp.serve.service import Service
 
@@ -23,11 +32,14 @@ BUILDING = ROOT / "examples" / "building"
 STREAM = "http://example.org/building/temperatures"
 
 
-def _expected() -> list[dict]:
+@functools.cache
+def _expected(fmt: str = "jsonl") -> list[dict]:
+    """The reference: rsp run on the example's stream file."""
     done = subprocess.run(
         [sys.executable, "-m", "rsp", "run", str(BUILDING / "hot-rooms.rq"), "--stream",
          str(BUILDING / "temperatures.nt"), "--ontology", str(ROOT / "ontologies" / "building.ttl"),
-         "--entailment", "rdfs"], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60,
+         "--entailment", "rdfs", "--format", fmt], capture_output=True, text=True, check=True, cwd=ROOT,
+        timeout=60,
     )  # fmt: skip
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -51,7 +63,7 @@ def test_posted_elements_give_rsp_runs_results() -> None:
         first = json.loads(live.receive_text())
     expected = _expected()
     # instants close as elements come; the last ones close when the stream ends (rsp run's end of file)
-    client.app.state.service.engine.close()
+    assert client.post("/streams/advance").json() == {"closed_until": {"HotRooms": expected[-1]["time"]}}
     got = [json.loads(line) for line in client.get("/queries/HotRooms/results").text.splitlines()]
     assert got == expected and first == expected[0]
     assert client.get("/queries").json()[0]["name"] == "HotRooms"
@@ -118,3 +130,142 @@ def test_a_real_server_pushes_results_by_server_sent_events(tmp_path: Path) -> N
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def _jsonld_elements(path: Path) -> list[dict]:
+    """The stream file's elements as ``POST /streams/elements`` takes JSON-LD: one ``{"time", "graph"}``
+    per time, the graph written by rdflib's JSON-LD serialiser (not by rsp)."""
+    from rdflib import Graph
+
+    by_time: dict[int, list[str]] = {}
+    for line in path.read_text().splitlines():
+        triple, _hash, time_ = line.rpartition("#")
+        by_time.setdefault(int(time_), []).append(triple.strip())
+    elements = []
+    for time_, triples in by_time.items():
+        graph = Graph().parse(data="\n".join(triples) + "\n", format="nt")
+        elements.append({"time": time_, "graph": json.loads(graph.serialize(format="json-ld"))})
+    return elements
+
+
+def test_jsonld_elements_and_a_posted_ontology_give_rsp_runs_results() -> None:
+    """The ontology comes by POST /graphs (not at start) and the elements as JSON-LD; both result
+    formats equal rsp run's (--format jsonl and --format sparql-json)."""
+    from rdflib import Graph
+
+    client = TestClient(create_app(Service("rdfs")))
+    ontology = (ROOT / "ontologies" / "building.ttl").read_text()
+    reply = client.post("/graphs", content=ontology, headers={"Content-Type": "text/turtle"})
+    assert reply.status_code == 201 and reply.json() == {"triples": len(Graph().parse(data=ontology, format="turtle"))}
+    assert client.post("/graphs", content="x", headers={"Content-Type": "text/csv"}).status_code == 415
+    bad_graph = client.post("/graphs", content="<a> <b> .", headers={"Content-Type": "text/turtle"})
+    assert bad_graph.status_code == 400 and "error" in bad_graph.json()
+    client.post("/queries", content=(BUILDING / "hot-rooms.rq").read_text())
+    elements = _jsonld_elements(BUILDING / "temperatures.nt")
+    total = 0
+    for start in range(0, len(elements), 10):
+        reply = client.post("/streams/elements", params={"stream": STREAM}, json=elements[start:start + 10],
+                            headers={"Content-Type": "application/ld+json"})  # fmt: skip
+        assert reply.status_code == 200, reply.text
+        total += reply.json()["elements"]
+    assert total == len((BUILDING / "temperatures.nt").read_text().splitlines())
+    client.post("/streams/advance")
+    jsonl = [json.loads(line) for line in client.get("/queries/HotRooms/results").text.splitlines()]
+    assert jsonl == _expected()
+    reply = client.get("/queries/HotRooms/results", params={"format": "sparql-json"})
+    assert [json.loads(line) for line in reply.text.splitlines()] == _expected("sparql-json")
+    assert client.get("/queries/HotRooms/results", params={"format": "csv"}).status_code == 400
+
+
+def test_a_bad_jsonld_element_refuses_the_whole_request() -> None:
+    client = _client()
+    client.post("/queries", content=(BUILDING / "hot-rooms.rq").read_text())
+    good = _jsonld_elements(BUILDING / "temperatures.nt")[0]
+    body = [good, {"time": -5, "graph": {}}, {"time": 7, "graph": {"@context": 5}}]
+    reply = client.post("/streams/elements", params={"stream": STREAM}, json=body,
+                        headers={"Content-Type": "application/ld+json"})  # fmt: skip
+    assert reply.status_code == 422
+    errors = reply.json()["errors"]
+    assert [e["position"]["line"] for e in errors] == [2, 3]  # the element's index in the list
+    assert "time" in errors[0]["message"] and "JSON-LD" in errors[1]["message"]
+    assert client.get("/queries/HotRooms").json()["closed_until"] is None  # the good one was not added
+    reply = client.post("/streams/elements", params={"stream": STREAM}, content="[{",
+                        headers={"Content-Type": "application/ld+json"})  # fmt: skip
+    assert reply.status_code == 400 and reply.json()["error"]["position"]["line"] == 1
+
+
+def test_streams_are_deleted_and_unknown_ones_refused() -> None:
+    client = _client()
+    assert client.post("/streams", json={"iri": "http://ex.org/s"}).status_code == 201
+    assert client.post("/streams", content="<http://ex.org/t>").status_code == 201
+    assert client.get("/streams").json() == ["http://ex.org/s", "http://ex.org/t"]
+    assert client.delete("/streams", params={"iri": "<http://ex.org/s>"}).status_code == 204
+    assert client.get("/streams").json() == ["http://ex.org/t"]
+    line = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # 100\n"
+    reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content=line)
+    assert reply.status_code == 404 and "no stream http://ex.org/s" in reply.json()["error"]["message"]
+    assert client.delete("/streams", params={"iri": "http://ex.org/s"}).status_code == 404
+    # a registered stream no query reads takes elements and drops them
+    reply = client.post("/streams/elements", params={"stream": "http://ex.org/t"}, content=line)
+    assert reply.json() == {"stream": "http://ex.org/t", "elements": 1, "late": 0}
+
+
+def test_advance_closes_instants_and_later_older_elements_are_late() -> None:
+    client = _client(token="s3cret")
+    auth = {"Authorization": "Bearer s3cret"}
+    client.post("/queries", content=(BUILDING / "hot-rooms.rq").read_text(), headers=auth)
+    lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+    early = [line for line in lines if int(line.rpartition("#")[2]) < 15000]
+    client.post("/streams/elements", params={"stream": STREAM}, content="".join(early), headers=auth)
+    assert client.get("/queries/HotRooms").json()["closed_until"] == 10000  # the newest element: 14750
+    assert client.post("/streams/advance", params={"time": "12000"}).status_code == 401
+    assert client.post("/streams/advance", params={"time": "soon"}, headers=auth).status_code == 400
+    reply = client.post("/queries/HotRooms/advance", params={"time": "14999"}, headers=auth)
+    assert reply.json() == {"closed_until": {"HotRooms": 10000}}  # the next instant is 15000
+    reply = client.post("/queries/HotRooms/advance", params={"time": "15000"}, headers=auth)
+    assert reply.json() == {"closed_until": {"HotRooms": 15000}}
+    got = [json.loads(line) for line in client.get("/queries/HotRooms/results").text.splitlines()]
+    assert got == [r for r in _expected() if r["time"] <= 15000]
+    older = '<http://ex.org/o> <http://ex.org/p> "1" . # 14999\n'
+    reply = client.post("/streams/elements", params={"stream": STREAM}, content=older, headers=auth)
+    assert reply.json()["late"] == 1
+    assert client.post("/queries/Nope/advance", headers=auth).status_code == 404
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(25), deadline=None)
+@given(stream_lines(), st.lists(st.integers(1, 40), max_size=6), st.lists(st.integers(0, 1500), max_size=8))
+def test_generated_requests_and_advances_equal_rsp_run(tmp_path_factory, lines, cuts, advances) -> None:
+    """Elements POSTed in any batches, out of order (late or not), with advances to times no later
+    element is older than, and the end of the stream by POST /streams/advance: rsp run's results on the
+    same lines in one file, and the same number of late elements."""
+    lines = [line for line in lines if "oops" not in line]  # a bad line refuses its request: not here
+    if not lines:
+        return
+    tmp = tmp_path_factory.mktemp("serve")
+    query = tmp / "q.rq"
+    query.write_text(ONE_STREAM, encoding="utf-8")
+    streams = [("http://ex.org/a", lines)]
+    with saved_on_failure(GOLDEN_QUERIES, _query_case(ONE_STREAM, streams, "rsp serve equals rsp run")):
+        (tmp / "s.nt").write_text("".join(lines), encoding="utf-8")
+        warnings = io.StringIO()
+        with contextlib.redirect_stderr(warnings):
+            assert main(["run", str(query), "--stream", f"http://ex.org/a={tmp / 's.nt'}", "--output", str(tmp / "out")]) == 0
+        expected = [json.loads(line) for line in (tmp / "out").read_text().splitlines()]
+        client = TestClient(create_app(Service()))
+        assert client.post("/queries", content=ONE_STREAM).status_code == 201
+        bounds = sorted({0, len(lines), *(c % (len(lines) + 1) for c in cuts)})
+        times = [int(line.rpartition("#")[2]) for line in lines]
+        late = 0
+        for index, (start, stop) in enumerate(zip(bounds, bounds[1:], strict=False)):
+            reply = client.post("/streams/elements", params={"stream": "http://ex.org/a"},
+                                content="".join(lines[start:stop]))  # fmt: skip
+            assert reply.status_code == 200, reply.text
+            late += reply.json()["late"]
+            if index < len(advances) and stop < len(lines):  # no later element is older than the advance
+                client.post("/streams/advance", params={"time": max(0, min(times[stop:]) - advances[index])})
+        client.post("/streams/advance")
+        got = [json.loads(line) for line in client.get("/queries/Live/results").text.splitlines()]
+        assert got == expected
+        assert late == warnings.getvalue().count("late element")
+

@@ -126,6 +126,14 @@ def create_app(
             return JSONResponse(service.push_jsonld(iri, document))
         return JSONResponse(service.push_ntriples(iri, text))
 
+    async def advance(request: Request, _text: str) -> Response:
+        time = request.query_params.get("time")
+        if time is not None and not (time.isascii() and time.isdigit()):
+            raise HttpError(400, f"time={time}: a time in ms, an integer ≥ 0")
+        name = request.path_params.get("name")
+        closed = service.advance(None if time is None else int(time), name)
+        return JSONResponse({"closed_until": closed})
+
     async def graphs(request: Request, text: str) -> Response:
         kind = request.headers.get("content-type", "text/turtle").split(";")[0].strip()
         suffix = {"text/turtle": ".ttl", "application/rdf+xml": ".rdf", "application/n-triples": ".nt",
@@ -196,11 +204,13 @@ def create_app(
         Route("/queries", route(add_query), methods=["POST"]),
         Route("/queries/{name}", route(one_query), methods=["GET", "DELETE"]),
         Route("/queries/{name}/results", route(results), methods=["GET"]),
+        Route("/queries/{name}/advance", route(advance), methods=["POST"]),
         Route("/queries/{name}/events", events, methods=["GET"]),
         WebSocketRoute("/queries/{name}/ws", socket),
         Route("/streams", route(streams), methods=["GET", "POST"]),
         Route("/streams", route(one_stream), methods=["DELETE"]),
         Route("/streams/elements", route(elements), methods=["POST"]),
+        Route("/streams/advance", route(advance), methods=["POST"]),
         Route("/graphs", route(graphs), methods=["POST"]),
     ]
     app = Starlette(routes=routes)

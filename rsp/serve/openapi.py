@@ -21,6 +21,9 @@ def description() -> dict:
     name = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]
     stream = [{"name": "stream", "in": "query", "required": True, "schema": {"type": "string"}}]
     error = "a JSON error: {error: {message, position?, text}}"
+    time = [{"name": "time", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}}]
+    advance = ("no element older than ?time= (ms) will come: close the instants up to it; without "
+               "?time=, the end of the stream (close up to the first instant after the last element)")
     return {
         "openapi": "3.1.0",
         "info": {"title": "rsp serve", "version": __version__},
@@ -40,6 +43,11 @@ def description() -> dict:
                 "parameters": name,
                 "get": _op("the query's recent results (?format=jsonl|sparql-json), one JSON per line",
                            r200="JSON lines", r404=error),
+            },
+            "/queries/{name}/advance": {
+                "parameters": name + time,
+                "post": _op(advance + " for this query", changes=True, r200="{closed_until: {name: ms}}",
+                            r404=error),
             },
             "/queries/{name}/events": {
                 "parameters": name,
@@ -62,6 +70,11 @@ def description() -> dict:
                           r200="{stream, elements, late}", r404=error, r422="{error, errors: [...]}"),
                     "parameters": stream,
                 },
+            },
+            "/streams/advance": {
+                "parameters": time,
+                "post": _op(advance + " for every query", changes=True, r200="{closed_until: {name: ms}}",
+                            r400=error),
             },
             "/graphs": {
                 "post": _op("load an ontology or static graph for the queries registered next",

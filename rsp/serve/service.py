@@ -162,6 +162,19 @@ class Service:
                 self.engine.push(triples, time_, f"<{iri}>", plain=True)
         return {"stream": iri, "elements": count, "late": self.engine.late - late}
 
+    def advance(self, time: int | None = None, name: str | None = None) -> dict:
+        """Close instants no element will come for any more: up to ``time`` (ms), or, without it, the
+        end of the stream as ``rsp run`` has it at the end of its files (every instant up to the first
+        one after the last element); for query ``name`` or for all. Elements older than an instant
+        closed are late afterwards. Returns each query's last closed instant."""
+        handles = [self.handle(name)] if name is not None else list(self.engine.queries)
+        for handle in handles:
+            if time is None:
+                handle.finish()
+            else:
+                handle.advance(time)
+        return {handle.name: handle.closed_until for handle in handles}
+
     def load(self, text: str, suffix: str) -> int:
         """An ontology or static graph for the queries registered from now on."""
         with tempfile.TemporaryDirectory() as folder:

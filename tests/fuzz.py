@@ -2,7 +2,8 @@
 round, until the time is up; every disagreement found is saved, shrunk, as a golden case.
 
 Each round is one pytest run of the tests marked ``generated`` under the Hypothesis profile ``fuzz``
-(fresh seeds) with ``RSP_EXAMPLES`` cases per test. A failing test leaves its shrunk case in a pending
+(fresh seeds) with ``RSP_EXAMPLES`` cases per test: 600 in the first round, so that every generated test
+runs even on a slow machine, then as many as fit the time left (measured on the round before). A failing test leaves its shrunk case in a pending
 folder (tests/fuzzing.py); after the round it is moved to the golden folder the test named, as
 ``fuzz-<hash>``, where ``make test`` picks it up. The exit code is 1 when a disagreement was found.
 """
@@ -20,6 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FIRST_ROUND = 600
+"""Cases per test in the first round (twice make test's): every generated test runs at least once."""
+MAX_EXAMPLES = 20_000
 
 
 def _collect(pending_root: Path) -> list[Path]:
@@ -50,22 +54,30 @@ def _collect(pending_root: Path) -> list[Path]:
     return saved
 
 
+def next_examples(examples: int, took: float, left: float) -> int | None:
+    """Cases per test for the next round: as many as fit ``left`` seconds (with a margin), given that a
+    round of ``examples`` took ``took`` seconds; None when fewer than half a first round would fit."""
+    fit = int(examples * 0.85 * left / max(took, 1.0))
+    return None if fit < FIRST_ROUND // 2 else min(fit, MAX_EXAMPLES)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--minutes", type=float, default=30.0, help="total time to fuzz (default 30)")
-    parser.add_argument("--examples", type=int, default=3000, help="cases per test per round (default 3000)")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        help="cases per test per round (default: 600 in the first round, then as many as fit the time left)",
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (e.g. a test file)")
     args = parser.parse_args(argv)
     deadline = time.monotonic() + args.minutes * 60
     pending_root = Path(tempfile.mkdtemp(prefix="rsp-fuzz-"))
-    env = dict(
-        os.environ,
-        RSP_HYPOTHESIS_PROFILE="fuzz",
-        RSP_EXAMPLES=str(args.examples),
-        RSP_FUZZ_DIR=str(pending_root),
-    )
+    examples = args.examples or FIRST_ROUND
+    env = dict(os.environ, RSP_HYPOTHESIS_PROFILE="fuzz", RSP_FUZZ_DIR=str(pending_root))
     command = [sys.executable, "-m", "pytest", "-q", "-rf", "-m", "generated", "-p", "no:cacheprovider"]
     command += args.pytest_args or ["tests"]
     saved: list[Path] = []
@@ -74,11 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         while time.monotonic() < deadline - 10:
             rounds += 1
-            left = deadline - time.monotonic()
+            started = time.monotonic()
+            left = deadline - started
             print(
-                f"== fuzz round {rounds}: {args.examples} cases per test, {left / 60:.1f} min left",
+                f"== fuzz round {rounds}: {examples} cases per test, {left / 60:.1f} min left",
                 flush=True,
             )
+            env["RSP_EXAMPLES"] = str(examples)
             try:
                 done = subprocess.run(
                     command, cwd=ROOT, env=env, timeout=left, capture_output=True, text=True
@@ -86,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 lines = done.stdout.strip().splitlines()
                 print(f"  {(lines[-1:] or ['(no output)'])[0]}", flush=True)
             except subprocess.TimeoutExpired:
-                print("  time is up (round cut short)", flush=True)
+                print("  time is up (round cut short: not every generated test ran)", flush=True)
                 lines, done = [], None
             found = _collect(pending_root)
             saved += found
@@ -94,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
                 failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))] or lines[-20:]
                 failed += failures
                 print("\n".join(f"  {line}" for line in failures), flush=True)
+            if done is not None and args.examples is None:
+                # the next round: as many cases as fit the time left (a round's time grows with them)
+                examples = next_examples(examples, time.monotonic() - started, deadline - time.monotonic())
+                if examples is None:
+                    break  # too little time left for a round that reaches every test
     finally:
         shutil.rmtree(pending_root, ignore_errors=True)
     print(f"== {rounds} round(s); {len(saved)} disagreement(s) saved as golden cases", end="")

@@ -50,3 +50,12 @@ def test_a_failure_is_saved_only_under_make_fuzz(tmp_path: Path, monkeypatch) ->
     source = (saved[0] / "SOURCE").read_text()
     assert "test_generated" in source and "AssertionError: engine and reference disagree" in source
     assert list(pending.iterdir()) == []  # moved, not copied
+
+
+def test_fuzz_rounds_fit_the_time_left() -> None:
+    """A round that took 10 min with 600 cases and 20 min left: the next has about 1,000 cases; with
+    2 min left, none (it would be cut short before every generated test ran)."""
+    driver = _fuzz_driver()
+    assert driver.next_examples(600, 600.0, 1200.0) == 1020
+    assert driver.next_examples(600, 600.0, 120.0) is None
+    assert driver.next_examples(600, 1.0, 100_000.0) == driver.MAX_EXAMPLES

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test fuzz lint bench clean java docs
+.PHONY: demo test fuzz lint bench clean java browser docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,14 +52,25 @@ java:
 			echo "Spark needs Java 17: install it, e.g. sudo apt-get install openjdk-17-jre-headless"; exit 1; \
 		fi; }
 
-test: $(STAMP) $(W3C) $(W3C_QUERY) java
-	$(BIN)/python -m pytest -q
+# The browser test of rsp serve's page (tests marked browser) drives headless Chromium with chromedriver:
+# say how to get them, or install them (Debian's chromium, chromium-driver) when run as root.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing headless Chromium for the browser test (chromium, chromium-driver)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+		else \
+			echo "the browser test needs Chromium: install it, e.g. sudo apt-get install chromium chromium-driver"; exit 1; \
+		fi; }
 
-# The edit-test loop: the suite without the tests marked spark (no Spark session, no Java), under 3 minutes
-# on 2 cores. make test runs them too, and is what CI runs.
+test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
+	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
+
+# The edit-test loop: the suite without the tests marked spark or browser (no Spark session, no Java, no
+# Chromium), under 3 minutes on 2 cores. make test runs them too, and is what CI runs.
 .PHONY: test-fast
 test-fast: $(STAMP) $(W3C) $(W3C_QUERY)
-	$(BIN)/python -m pytest -q -m "not spark"
+	$(BIN)/python -m pytest -q -m "not spark and not browser"
 
 # Generated differential tests with fresh random cases until MINUTES are up; every disagreement is saved,
 # shrunk, as a golden case (tests/golden*/fuzz-*), and the exit code is 1 if there was one.

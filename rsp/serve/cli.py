@@ -43,5 +43,8 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
         service.engine.load_ontology(path)
     app = create_app(service, args.token, args.max_body)
     print(f"rsp serve: http://{args.host}:{args.port}/ (API: /openapi.json)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning" if args.quiet else "info")
+    # Ctrl-C / SIGTERM: open Server-Sent Events and WebSocket subscriptions never end by themselves, so
+    # the server waits for them at most 2 s before it stops
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning" if args.quiet else "info",
+                timeout_graceful_shutdown=2)  # fmt: skip
     return 0

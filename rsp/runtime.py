@@ -234,11 +234,13 @@ class QueryHandle:
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
         self.keep = True
-        from rsp.query.maintained import MaintainedSelect, maintainable
+        from rsp.query.maintained import MaintainedConstruct, MaintainedSelect, maintainable
 
         table = maintainable(query, translation)
-        arity = None if table is None else self._arity[table.pred]
-        self.maintained = None if table is None else MaintainedSelect(lars_engine, table, query.form, arity)
+        self.maintained = None
+        if table is not None:
+            kind = MaintainedSelect if isinstance(query.form, ast.Select) else MaintainedConstruct
+            self.maintained = kind(lars_engine, table, query.form, self._arity[table.pred])
         """The answer kept from the engine's changes (rsp/query/maintained.py), when the query allows it."""
         self._pattern_solutions: dict = {}  # pattern predicate -> PatternSolutions (the other queries)
         # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time
@@ -528,12 +530,17 @@ class QueryHandle:
         )
         form = self.query.form
         result = Result(self.name, instant, self.variables)
-        if isinstance(form, ast.Select) and self.maintained is not None:
+        if self.maintained is not None:  # kept from the engine's changes: rsp/query/maintained.py
             delta = self.maintained.update()
-            if self.query.policy is ast.OutputPolicy.RSTREAM:
-                result.bindings = self.maintained.answer()
+            policy = self.query.policy
+            if policy is ast.OutputPolicy.RSTREAM:
+                answer = self.maintained.answer()
             else:
-                result.bindings = self.maintained.change(delta, self.query.policy is ast.OutputPolicy.ISTREAM)
+                answer = self.maintained.change(delta, policy is ast.OutputPolicy.ISTREAM)
+            if isinstance(form, ast.Select):
+                result.bindings = answer
+            else:
+                result.triples = answer
         elif isinstance(form, ast.Select):
             result.bindings = self._policy(algebra.select(form))
         elif isinstance(form, ast.Construct):

@@ -1,4 +1,4 @@
-"""A SELECT answer maintained from the engine's changes instead of rebuilt from the window each instant.
+"""SELECT and CONSTRUCT answers maintained from the engine's changes instead of rebuilt each instant.
 
 For a query whose answer is a projection of one pattern's solutions (one basic graph pattern, its
 FILTERs pushed into the pattern's rule, no GROUP BY, ORDER BY, LIMIT/OFFSET, VALUES or SELECT
@@ -8,7 +8,8 @@ predicate, so the answer follows what appeared and expired among them
 (:class:`rsp.engine.changes.FactChanges`): each projected solution's count is kept, each solution's
 dict is built once when it first appears and reused while it is an answer, and ISTREAM/DSTREAM are the
 count changes of the instant: they cost what changed. RSTREAM hands over the whole answer (a list of
-the kept dicts, repeated by multiplicity).
+the kept dicts, repeated by multiplicity). A CONSTRUCT over such a pattern, without blank nodes in its
+template, keeps each row's triples and a count per triple (:class:`MaintainedConstruct`).
 
 Every other query is evaluated at each instant by :mod:`rsp.query.algebra` (see
 docs/architecture.md) over its patterns' solutions, which :class:`PatternSolutions` keeps the same
@@ -30,20 +31,24 @@ Key = tuple[str, ...]
 
 
 def maintainable(query: ast.Query, translation: Translation) -> PatternTable | None:
-    """The pattern table whose projected rows are the query's answer, or None if the answer needs
-    more than projection (and DISTINCT) of one pattern's solutions."""
-    select = query.form
-    if not isinstance(select, ast.Select) or select.values is not None:
+    """The pattern table whose rows give the query's answer by projection (and DISTINCT), or by
+    instantiating a CONSTRUCT template without blank nodes; None if the answer needs more."""
+    form = query.form
+    if isinstance(form, ast.Select):
+        if form.values is not None or (
+            form.projection is not None
+            and not all(isinstance(i.expr, ast.Var) and i.expr.name == i.var.name for i in form.projection)
+        ):
+            return None
+    elif isinstance(form, ast.Construct):
+        terms = [t for triple in form.template for t in (triple.subject, triple.predicate, triple.object)]
+        if any(isinstance(term, ast.Var) and term.name.startswith("_") for term in terms):
+            return None  # blank nodes: fresh ones per solution and instant
+    else:
         return None
-    modifiers = select.modifiers
-    if modifiers.group_by or modifiers.having or modifiers.order_by or modifiers.offset:
+    if form.modifiers != ast.Modifiers():
         return None
-    if modifiers.limit is not None:
-        return None
-    if select.projection is not None and not all(
-        isinstance(item.expr, ast.Var) and item.expr.name == item.var.name for item in select.projection
-    ):
-        return None
+    select = form
     bgps = [e for e in select.where.elements if isinstance(e, ast.BGP)]
     if len(bgps) != 1:
         return None
@@ -146,6 +151,64 @@ class MaintainedSelect:
                     found = SharedSolution(zip(names, key, strict=True))
                 out.extend(repeat(found, n))
         return out
+
+
+class MaintainedConstruct:
+    """The triples of a :func:`maintainable` CONSTRUCT, kept from the pattern predicate's changes: each
+    row's triples made once, a count per triple of the rows that give it (the answer is a set)."""
+
+    def __init__(self, lars, table: PatternTable, construct: ast.Construct, arity: int) -> None:
+        self.names = table.variables
+        self.template = construct.template
+        self.changes = FactChanges(lars, (table.pred, arity))
+        self.lines_of: dict[tuple, tuple[str, ...]] = {}
+        self.count: dict[str, int] = {}  # triple line -> how many rows give it
+
+    def _lines(self, row: tuple) -> tuple[str, ...]:
+        solution = dict(zip(self.names, row, strict=True))
+        out = []
+        for triple in self.template:
+            terms = [
+                solution.get(term.name) if isinstance(term, ast.Var) else term
+                for term in (triple.subject, triple.predicate, triple.object)
+            ]
+            s, p, o = terms
+            if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
+                continue  # as rsp.query.algebra.construct: an unbound or invalid term makes no triple
+            out.append(f"{s} {p} {o} .")
+        return tuple(out)
+
+    def update(self) -> dict[str, int]:
+        """Follow the engine to the current instant; +1 for a triple that became an answer, -1 for one
+        that stopped being one."""
+        new, gone = self.changes.update()
+        count, lines_of = self.count, self.lines_of
+        touched: dict[str, int] = {}
+        for row in gone:
+            for line in lines_of.pop(row):
+                left = count[line] - 1
+                if left:
+                    count[line] = left
+                else:
+                    del count[line]
+                touched[line] = touched.get(line, 0) - 1
+        for row in new:
+            lines = lines_of[row] = self._lines(row)
+            for line in lines:
+                count[line] = count.get(line, 0) + 1
+                touched[line] = touched.get(line, 0) + 1
+        changed = {}
+        for line, d in touched.items():
+            now = line in count
+            if now != (count.get(line, 0) - d > 0):
+                changed[line] = 1 if now else -1
+        return changed
+
+    def answer(self) -> list[str]:
+        return list(self.count)
+
+    def change(self, delta: dict[str, int], added: bool) -> list[str]:
+        return [line for line, d in delta.items() if (d > 0) == added]
 
 
 class PatternSolutions:

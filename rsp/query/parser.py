@@ -38,21 +38,21 @@ Syntax choices beyond SPARQL:
 :func:`parse_query` parses *and* validates (semantic errors raise :class:`QuerySyntaxError`; warnings
 are dropped); :func:`parse_and_validate` returns the warnings too; :func:`parse_query_unchecked` only
 parses.
+
+This module holds the SPARQL core of the transformer and the entry points; the RSP dialect clauses and
+what is resolved after the whole query is read are :mod:`rsp.query.dialects`, durations and string
+escapes :mod:`rsp.query.lexical`, syntax error messages :mod:`rsp.query.syntax_errors`.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from copy import copy, deepcopy
 from dataclasses import dataclass, replace
-from fractions import Fraction
-from functools import lru_cache, reduce
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urljoin
 
 from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
+from lark.exceptions import VisitError
 
 from rsp.errors import Position, QuerySyntaxError, RspError
 from rsp.query.ast import (
@@ -89,79 +89,20 @@ from rsp.query.ast import (
     Values,
     Var,
     WindowBlock,
-    WindowOp,
 )
+from rsp.query.dialects import (
+    DialectClauses,
+    _name_of,
+    _Register,
+    _resolve_form,
+    _resolve_steps,
+)
+from rsp.query.lexical import _LOCAL_ESCAPE, _nt_string, _unescape
+from rsp.query.lexical import parse_duration as parse_duration  # public here too
+from rsp.query.syntax_errors import _syntax_error
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
-
-# -- lexical helpers ------------------------------------------------------------------------------------
-
-_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_SIMPLE_DURATION = re.compile(r"([+-]?)([0-9]+(?:\.[0-9]+)?)([A-Za-z]*)")
-_ISO_NUMBER = r"([0-9]+(?:\.[0-9]+)?)"
-_ISO_DURATION = re.compile(
-    rf"P(?:{_ISO_NUMBER}W)?(?:{_ISO_NUMBER}D)?(?:T(?:{_ISO_NUMBER}H)?(?:{_ISO_NUMBER}M)?(?:{_ISO_NUMBER}S)?)?",
-    re.IGNORECASE,
-)
-_ISO_FACTORS = (7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000)
-_DURATION_HINT = "write e.g. 10s, 500ms, 1m, 1h, 1d or ISO 8601 PT10S"
-
-
-def parse_duration(text: str) -> int:
-    """A duration in milliseconds; ``ValueError`` with a message for anything else.
-
-    >>> parse_duration("10s"), parse_duration("500ms"), parse_duration("PT1M30S"), parse_duration("PT0.5S")
-    (10000, 500, 90000, 500)
-    """
-    text = re.sub(r"\s+", "", text)  # Jasper writes "5 s"
-    if text[:1] in "Pp":
-        match = _ISO_DURATION.fullmatch(text)
-        if match is None or not any(match.groups()) or text.upper().endswith("T"):
-            if re.fullmatch(r"P[0-9.]+[YM].*", text, re.IGNORECASE):
-                raise ValueError(f"ISO 8601 duration '{text}' uses years or months (no fixed length)")
-            raise ValueError(f"malformed ISO 8601 duration '{text}' ({_DURATION_HINT})")
-        total = sum(
-            Fraction(n) * f for n, f in zip(match.groups(), _ISO_FACTORS, strict=True) if n is not None
-        )
-    else:
-        match = _SIMPLE_DURATION.fullmatch(text)
-        if match is None:
-            raise ValueError(f"malformed duration '{text}' ({_DURATION_HINT})")
-        sign, number, unit = match.groups()
-        if not unit:
-            raise ValueError(f"duration '{text}' needs a unit ({_DURATION_HINT})")
-        if unit.lower() not in _UNITS:
-            raise ValueError(f"unknown duration unit '{unit}' in '{text}' ({_DURATION_HINT})")
-        total = Fraction(number) * _UNITS[unit.lower()] * (-1 if sign == "-" else 1)
-    if total <= 0:
-        raise ValueError(f"duration '{text}' must be positive")
-    if total.denominator != 1:
-        raise ValueError(f"duration '{text}' is not a whole number of milliseconds")
-    return int(total)
-
-
-_ECHAR = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
-_LOCAL_ESCAPE = re.compile(r"\\(.)")
-
-
-def _unescape(body: str) -> str:
-    def replace(m: re.Match[str]) -> str:
-        if m.group(1) or m.group(2):
-            return chr(int(m.group(1) or m.group(2), 16))
-        if m.group(3) in _ECHAR:
-            return _ECHAR[m.group(3)]
-        raise ValueError(f"unknown escape sequence '\\{m.group(3)}' in a string")
-
-    return _ESCAPE.sub(replace, body)
-
-
-def _nt_string(value: str) -> str:
-    """``value`` as an N-Triples string (canonical escapes), quotes included."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    return '"' + re.sub(r"[\x00-\x08\x0b\x0e-\x1f\x7f]", lambda m: f"\\u{ord(m.group()):04X}", escaped) + '"'
-
 
 # -- transformer ----------------------------------------------------------------------------------------
 
@@ -180,15 +121,6 @@ _BUILTIN_ARITY: dict[str, tuple[int, int | None]] = {
 _BUILTIN_SYNONYMS = {"ISURI": "ISIRI", "URI": "IRI"}
 _NUMBER_TYPES = {"INTEGER": f"<{XSD}integer>", "DECIMAL": f"<{XSD}decimal>", "DOUBLE": f"<{XSD}double>"}
 _XSD_STRING = f"<{XSD}string>"
-
-
-@dataclass(frozen=True)
-class _Register:
-    name: str
-    kind: str | None
-    policy: OutputPolicy
-    compute_every: int | None
-    pos: Position
 
 
 @dataclass(frozen=True)
@@ -216,26 +148,10 @@ class _Splice:
     elements: tuple
 
 
-@dataclass(frozen=True)
-class _Dataset:
-    graph: str | None = None
-    window: StreamWindow | None = None
-    named_graph: str | None = None
-
-
-@dataclass(frozen=True)
-class _GraphRef:
-    """``GRAPH <g> { … }`` or ``GRAPH ?g { … }`` until the dataset is known (see :func:`_resolve_form`)."""
-
-    target: str | Var
-    group: Group
-    pos: Position | None
-
-
 _JOIN_ONLY = (BGP, PathPattern, SubSelect, Values, WindowBlock)
 
 
-class _ToAst(Transformer):
+class _ToAst(DialectClauses, Transformer):
     """Builds AST objects from the parse tree; it resolves prefixes and BASE and names blank nodes."""
 
     def __init__(self, file: str, labels: set[str], name: str | None = None) -> None:
@@ -279,22 +195,6 @@ class _ToAst(Transformer):
     def base_decl(self, children):
         self.base = self._resolve(str(children[0])[1:-1])
         return None
-
-    @v_args(meta=True)
-    def register(self, meta, children):
-        *words, name, every = children
-        policy, kind = OutputPolicy.RSTREAM, None
-        for word in words:
-            if word is None:
-                continue
-            if word.type == "POLICY":
-                policy = OutputPolicy(str(word).lower())
-            else:
-                kind = str(word).upper()
-        return _Register(str(name), kind, policy, every, self._pos(meta))
-
-    def compute_every(self, children):
-        return self._duration(children[0])
 
     # terms ---------------------------------------------------------------------------------------------
     def var(self, children):
@@ -510,37 +410,6 @@ class _ToAst(Transformer):
                 )
         return Values(variables, rows, self._pos(meta))
 
-    def box(self, children):
-        return (WindowOp.BOX, None)
-
-    def at(self, children):
-        return (WindowOp.AT, children[0])
-
-    @v_args(meta=True)
-    def window_block(self, meta, children):
-        window, op, group = children  # window: an IRI, or a Var that _resolve_form expands
-        op, time_var = op if op is not None else (WindowOp.DIAMOND, None)
-        return WindowBlock(window, op, group, time_var, self._pos(meta))
-
-    @v_args(meta=True)
-    def stream_block(self, meta, children):
-        """CQELS ``STREAM <s> [RANGE …] { P }``: a named window of its own (named after the stream, or
-        ``<s>#2``… when the stream has several windows) read by a ◇ window block."""
-        stream, (range_, step, triples), group = children
-        pos = self._pos(meta)
-        same = [w for w in self.inline_windows if w.stream == stream]
-        for window in same:
-            if (window.range, window.step, window.triples) == (range_, step, triples):
-                return WindowBlock(window.name, WindowOp.DIAMOND, group, None, pos)
-        name = stream if not same else f"{stream[:-1]}#{len(same) + 1}>"
-        self.inline_windows.append(StreamWindow(stream, range_, step, triples, name, pos))
-        return WindowBlock(name, WindowOp.DIAMOND, group, None, pos)
-
-    @v_args(meta=True)
-    def graph_block(self, meta, children):
-        target, group = children
-        return _GraphRef(target, group, self._pos(meta))
-
     # expressions --------------------------------------------------------------------------------------
     def binary(self, children):
         left, op, right = children
@@ -711,60 +580,6 @@ class _ToAst(Transformer):
         *dataset, where, values = children
         return Ask(self._with_values(where, values), self._pos(meta)), dataset
 
-    # dataset ---------------------------------------------------------------------------------------------
-    def from_graph(self, children):
-        return _Dataset(graph=children[0])
-
-    def from_named_graph(self, children):
-        return _Dataset(named_graph=children[0])
-
-    @v_args(meta=True)
-    def from_named_stream(self, meta, children):
-        """C-SPARQL ``FROM NAMED STREAM <s> [w]``: the named window ``<s>`` over the stream ``<s>``."""
-        stream, (range_, step, triples) = children
-        return _Dataset(window=StreamWindow(stream, range_, step, triples, stream, self._pos(meta)))
-
-    @v_args(meta=True)
-    def from_named_window_jasper(self, meta, children):
-        name, (range_, step, triples), stream = children
-        return _Dataset(window=StreamWindow(stream, range_, step, triples, name, self._pos(meta)))
-
-    @v_args(meta=True)
-    def from_window(self, meta, children):
-        (range_, step, triples), stream = children
-        return _Dataset(window=StreamWindow(stream, range_, step, triples, None, self._pos(meta)))
-
-    @v_args(meta=True)
-    def from_stream(self, meta, children):
-        stream, (range_, step, triples) = children
-        return _Dataset(window=StreamWindow(stream, range_, step, triples, None, self._pos(meta)))
-
-    @v_args(meta=True)
-    def from_named_window(self, meta, children):
-        name, stream, (range_, step, triples) = children
-        return _Dataset(window=StreamWindow(stream, range_, step, triples, name, self._pos(meta)))
-
-    def sliding_window(self, children):
-        return self._duration(children[0]), self._duration(children[1]), None
-
-    def range_window(self, children):
-        """CQELS ``[RANGE d]``: no slide of its own (resolved by :func:`_resolve_steps`)."""
-        return self._duration(children[0]), None, None
-
-    def now_window(self, children):
-        """CQELS ``[NOW]``: the elements since the last instant (resolved by :func:`_resolve_steps`)."""
-        return None, None, None
-
-    def tumbling_window(self, children):
-        width = self._duration(children[0])
-        return width, width, None
-
-    def count_window(self, children):
-        count = int(children[0])
-        if count <= 0:
-            raise self._error("a count window needs at least one triple: [TRIPLES n] with n ≥ 1", children[0])
-        return None, None, count
-
     # the whole query -----------------------------------------------------------------------------------
     @v_args(meta=True)
     def unit(self, meta, children):
@@ -802,201 +617,6 @@ class _ToAst(Transformer):
             for n, i in enumerate(bare[1:], start=2):
                 queries[i] = replace(queries[i], name=f"{queries[i].name}-{n}")
         return queries
-
-
-def _name_of(file: str) -> str:
-    """The name of a query without REGISTER: its file's name without the extension (``Q`` for text)."""
-    if file.startswith("<"):
-        return "Q"
-    return Path(file).stem or "Q"
-
-
-def _resolve_steps(windows: tuple[StreamWindow, ...], every: int | None) -> tuple[StreamWindow, ...]:
-    """Give CQELS ``[RANGE d]`` and ``[NOW]`` windows a step: CQELS evaluates at every arrival, rsp at the
-    query's instants, every COMPUTE EVERY, or the gcd of the other windows' STEPs, or else every second
-    (or the gcd of the range and a second, for ranges that are no whole number of seconds). ``[NOW]``
-    holds the elements since the last instant: ``[RANGE step STEP step]``."""
-    steps = [w.step for w in windows if w.step is not None]
-    base = every or (reduce(math.gcd, steps) if steps else None)
-    out = []
-    for w in windows:
-        if w.step is None and w.triples is None:
-            if w.range is None:  # [NOW]
-                step = base or 1000
-                w = replace(w, range=step, step=step)
-            else:
-                w = replace(w, step=base or math.gcd(w.range, 1000))
-        out.append(w)
-    return tuple(out)
-
-
-def _resolve_form(form, windows: set[str], graphs: tuple[str, ...], file: str):
-    """The query form with its GRAPH, WINDOW ?w and GRAPH ?g blocks resolved (see :class:`WindowBlock`)."""
-    where = _resolve_group(form.where, windows, graphs, file)
-    return replace(form, where=where)
-
-
-def _resolve_group(group: Group, windows: set[str], graphs: tuple[str, ...], file: str) -> Group:
-    return Group(tuple(_resolve_element(e, windows, graphs, file) for e in group.elements), group.pos)
-
-
-def _resolve_element(element, windows: set[str], graphs: tuple[str, ...], file: str):
-    def sub(group: Group) -> Group:
-        return _resolve_group(group, windows, graphs, file)
-
-    def at(pos: Position | None) -> Position:
-        return Position(file, pos.line, pos.column) if pos is not None else Position(file)
-
-    match element:
-        case Optional(group=group) | Minus(group=group):
-            return replace(element, group=sub(group))
-        case Union(alternatives=alternatives):
-            return replace(element, alternatives=tuple(sub(a) for a in alternatives))
-        case SubSelect(select=select):
-            return replace(element, select=replace(select, where=sub(select.where)))
-        case WindowBlock(window=Var() as var):
-            if not windows:
-                raise QuerySyntaxError(
-                    f"WINDOW {var} ranges over the named windows, but the query declares none (declare one "
-                    "with FROM NAMED WINDOW <w> ON <stream> [RANGE … STEP …])",
-                    at(element.pos),
-                )
-            inner, pos = sub(element.group), element.pos
-            return _ranging(var, sorted(windows), lambda w: replace(element, window=w, group=inner), pos)
-        case WindowBlock():
-            return replace(element, group=sub(element.group))
-        case _GraphRef(target=Var() as var):
-            names = sorted(set(graphs) | windows)
-            if not names:
-                raise QuerySyntaxError(
-                    f"GRAPH {var} ranges over the named graphs, but the query declares none (declare them "
-                    "with FROM NAMED <g>, FROM NAMED STREAM <s> […] or FROM NAMED WINDOW <w> ON <s> […])",
-                    at(element.pos),
-                )
-            inner = sub(element.group)
-            pos = element.pos
-            return _ranging(var, names, lambda g: WindowBlock(g, WindowOp.DIAMOND, inner, None, pos), pos)
-        case _GraphRef(target=name):
-            if name not in windows and name not in graphs:
-                declared = ", ".join(sorted(set(graphs) | windows)) or "none"
-                raise QuerySyntaxError(
-                    f"GRAPH {name} names no graph of the query: declare it with FROM NAMED {name} (a static "
-                    f"graph, given with --graph {name[1:-1]}=FILE) or FROM NAMED WINDOW {name} ON <stream> "
-                    f"[RANGE … STEP …] (declared: {declared})",
-                    at(element.pos),
-                )
-            return WindowBlock(name, WindowOp.DIAMOND, sub(element.group), None, element.pos)
-        case _:
-            return element
-
-
-def _ranging(var: Var, names: list[str], block, pos: Position | None) -> Union:
-    """``WINDOW ?w { P }`` / ``GRAPH ?g { P }``: the union over the names of P read there, joined with
-    ``?w`` bound to the name. Each alternative has its own copy of P: the translation gives each pattern
-    node a solution table of its own (keyed by the node), and one shared node would read one graph only."""
-    alternatives = tuple(
-        Group((deepcopy(block(name)), Values((var,), ((name,),), pos)), pos) for name in names
-    )
-    return Union(alternatives, pos)
-
-
-# -- errors ---------------------------------------------------------------------------------------------
-
-_PUNCTUATION = {
-    "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
-    "DOT": "'.'", "COMMA": "','", "SEMICOLON": "';'", "EQUAL": "'='", "STAR": "'*'", "BANG": "'!'",
-    "OR": "'||'", "AND": "'&&'", "REL_OP": "a comparison", "SLASH": "'/'",
-    "SIGN": "'+' or '-'", "__ANON_0": "'^^'", "A": "'a'", "VAR": "a variable", "IRIREF": "an IRI",
-    "PNAME_LN": "a prefixed name", "PNAME_NS": "a prefix", "NAME": "a query name", "DURATION": "a duration",
-    "INTEGER": "an integer", "DECIMAL": "a decimal", "DOUBLE": "a double", "STRING_LITERAL1": "a string",
-    "STRING_LITERAL2": "a string", "STRING_LITERAL_LONG1": "a string", "STRING_LITERAL_LONG2": "a string",
-    "LANGTAG": "a language tag", "BLANK_NODE_LABEL": "a blank node", "ANON": "a blank node",
-    "BUILTIN": "a function", "AGGREGATE": "an aggregate", "POLICY": "RSTREAM/ISTREAM/DSTREAM",
-    "KIND": "QUERY or STREAM", "$END": "end of input", "CARET": "'^'", "PIPE": "'|'",
-    "PATH_PLUS": "'+'", "PATH_QMARK": "'?'", "UNKNOWN_FUNCTION": "a function",
-}  # fmt: skip
-
-
-def _describe(name: str) -> str:
-    if name in _PUNCTUATION:
-        return _PUNCTUATION[name]
-    bare = name.lstrip("_")
-    return bare if bare.isalpha() else name
-
-
-def _describe_expected(expected: set[str]) -> str:
-    names = sorted({_describe(e) for e in expected})
-    if not names:
-        return ""
-    if len(names) > 12:
-        names = names[:12] + ["…"]
-    return "; expected " + ", ".join(names)
-
-
-def _accepted(state) -> set[str]:
-    """The terminals that really advance the parser from ``state`` (LALR tables over-approximate)."""
-    if state is None or not hasattr(state, "parse_conf"):
-        return set()
-    conf = copy(state.parse_conf)
-    conf.callbacks = {}
-    accepted = set()
-    for name in state.parse_conf.parse_table.states[state.position]:
-        if not name.isupper():
-            continue
-        trial = state.copy(deepcopy_values=False)
-        trial.parse_conf = conf
-        try:
-            trial.feed_token(Token(name, ""), name == "$END")
-        except UnexpectedInput:
-            continue
-        accepted.add(name)
-    return accepted
-
-
-def _expected(err: UnexpectedInput) -> set[str]:
-    if isinstance(err, UnexpectedToken):
-        try:
-            return set(err.accepts) or set(err.expected)
-        except Exception:  # noqa: BLE001 - the interactive parser is a nicety; fall back to the table
-            return set(err.expected)
-    if isinstance(err, UnexpectedCharacters):
-        return _accepted(err.state) or set(err.allowed or ())
-    return set(getattr(err, "expected", ()) or ())
-
-
-_UPDATE = "SPARQL Update is not supported: a continuous query is a SELECT, CONSTRUCT or ASK"
-_UNSUPPORTED = {
-    "SERVICE": "SERVICE is not supported (rsp never fetches anything): load the data with FROM <file> "
-    "or --ontology",
-    **{word: _UPDATE for word in ("INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "WITH")},
-    "DESCRIBE": "DESCRIBE is not supported: write a CONSTRUCT with the triples you want",
-}
-"""Tokens that start a SPARQL feature rsp does not support, with what to write instead."""
-
-
-def _syntax_error(err: UnexpectedInput, text: str, file: str) -> QuerySyntaxError:
-    line, column = err.line, err.column
-    expected = _describe_expected(_expected(err))
-    if isinstance(err, UnexpectedCharacters):
-        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-        message = f"unexpected character {char!r}{expected}"
-        if char in _UNSUPPORTED:
-            message = f"unexpected character {char!r}: {_UNSUPPORTED[char]}"
-    elif isinstance(err, UnexpectedToken) and err.token.type != "$END":
-        shown = str(err.token)
-        shown = shown if len(shown) <= 40 else shown[:39] + "…"
-        message = f"unexpected '{shown}'{expected}"
-        unsupported = _UNSUPPORTED.get(str(err.token).upper())
-        if unsupported is not None:
-            message = f"unexpected '{shown}': {unsupported}"
-        elif err.token.type == "IRIREF" and "REL_OP" in _expected(err):
-            message += " (this was read as an IRI: put spaces around '<' and '>' in comparisons)"
-    else:
-        lines = text.rstrip().splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
-        hint = " (is a '}' missing?)" if "RBRACE" in _expected(err) else ""
-        message = f"unexpected end of query{expected}{hint}"
-    return QuerySyntaxError(message, Position(file, line, column))
 
 
 # -- entry points -----------------------------------------------------------------------------------------

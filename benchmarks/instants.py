@@ -176,6 +176,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{policy}: instant at 20,000 / at 5,000 window triples = "
                 f"{large['instant_ms'] / small['instant_ms']:.2f}"
             )
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    results = HERE / "results"
+    results.mkdir(exist_ok=True)
+    path = results / f"{stamp}-instants.json"
+    rows = [{"size": k[0], "policy": k[1], "tree": k[2], **v} for k, v in best.items()]
+    path.write_text(json.dumps({"instants": rows, "rate": RATE, "repeat": args.repeat}, indent=1) + "\n")
+    print(f"results written to {path} (benchmarks/plot.py draws them)")
     if differ:
         print(f"ANSWERS DIFFER between before and after: {', '.join(differ)}")
     elif "before" in trees:

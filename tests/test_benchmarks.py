@@ -87,3 +87,18 @@ def test_target_check_runs_and_every_command_agrees(tmp_path: Path) -> None:
     assert {"rsp", "rsp_uncached", "minimal", "minimal_plain"} <= target.keys()
     assert all("wall" in target[label] for label in ("rsp", "rsp_uncached", "minimal", "minimal_plain"))
     assert list((tmp_path / "data" / "program-cache" / "programs").iterdir())  # the cached runs filled it
+
+
+def test_serve_load_test_runs_and_accounts_for_every_element() -> None:
+    """`benchmarks/serve.py` on a short, slow run (2 s at 2,000 elements/s): its exit status is 0 only
+    when both SSE subscribers got rsp run's results and the window counts add up to the elements sent
+    (the rate and latencies are timings: reported, never asserted)."""
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "serve.py"), "--seconds", "2", "--rate", "2000", "--grace", "20"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(BENCHMARKS.parent)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every element accounted for: 2 instants to both subscribers equal rsp run's, counts add up to 4000" in done.stdout

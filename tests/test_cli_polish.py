@@ -30,13 +30,14 @@ def help_texts() -> dict[str, str]:
 
 def help_examples() -> list[tuple[str, str]]:
     """Every ``rsp …`` command line shown in a help text (continuation lines joined), except Spark's,
-    which needs a Spark session and a source directory (tests/test_spark.py runs Spark)."""
+    which needs a Spark session and a source directory (tests/test_spark.py runs Spark), and the
+    service's, which runs until stopped (tests/test_serve.py starts it)."""
     found = []
     for where, text in help_texts().items():
         joined = re.sub(r"\\\n\s*", " ", text)
         for line in joined.splitlines():
             line = line.split("  #")[0].strip()
-            if line.startswith("rsp ") and not line.startswith("rsp spark") and "COMMAND" not in line:
+            if line.startswith("rsp ") and not line.startswith(("rsp spark", "rsp serve")) and "COMMAND" not in line:
                 found.append((where, line))
     return found
 

@@ -16,7 +16,9 @@ def add_parser(sub) -> None:
         help="serve continuous queries over HTTP (REST, Server-Sent Events, WebSocket, a web page)",
         description="An HTTP service: register queries and streams, POST stream elements, read results "
         "as they come (docs/serve.md). Needs pip install 'rsp[serve]'.",
-        epilog="options as in: --port 8000 --token secret --entailment rdfs (docs/serve.md)",
+        epilog="example:\n"
+        "  rsp serve --port 8000 --token secret --entailment rdfs --ontology ontologies/building.ttl\n"
+        "  (then open http://127.0.0.1:8000/ ; the REST routes are in docs/serve.md)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")

@@ -138,7 +138,7 @@ def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
     """Per-instant time (answers and their JSON text included) against window size, per output
     policy, for this tree and, when measured, the tree before issue 15 (``benchmarks/instants.py``)."""
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    for policy in dict.fromkeys(r["policy"] for r in rows):
+    for number, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         for tree, style in (("after", "-"), ("before", "--")):
             points = sorted(
                 (r["size"], r["instant_ms"]) for r in rows if r["policy"] == policy and r["tree"] == tree
@@ -148,6 +148,7 @@ def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
                 ax.plot(
                     *zip(*points, strict=True),
                     ls=style,
+                    color=f"C{number}",
                     marker="o" if policy == "RSTREAM" else "s",
                     label=label,
                 )

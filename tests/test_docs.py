@@ -142,10 +142,17 @@ def test_benchmark_plot_script_draws_the_results_plots(tmp_path):
             "reasonable": {"median_s": 0.05},
         }
     ]
+    instants = [
+        {"size": size, "policy": policy, "tree": tree, "instant_ms": size / 100}
+        for size in (2000, 20000)
+        for policy in ("RSTREAM", "ISTREAM")
+        for tree in ("before", "after")
+    ]
     written = {
         plot.plot_window(lars, tmp_path).name,
         plot.plot_rate(lars, tmp_path).name,
         plot.plot_queries(queries, tmp_path).name,
+        plot.plot_instants(instants, tmp_path).name,
     }
     referenced = {Path(link).name for link in _image_links((DOCS / "results.md").read_text("utf-8"))}
     assert referenced == written

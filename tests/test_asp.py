@@ -336,7 +336,7 @@ def test_tuple_windows_match_their_definition(sizes, batches) -> None:
 @st.composite
 def tuple_cases(draw: st.DrawFn) -> tuple[str, list[str]]:
     """Every tuple-window form (◇, plain, □, @s) over a stream predicate that background facts (one
-    untimed, one at a time point) also give, in an even loop; windows of 0 to 6 elements, streams of 10
+    untimed, one at a time point) also give, in an even loop; windows of 0 to 6 elements, streams of 8
     points with up to three atoms each."""
     n = [draw(st.integers(0, 6)) for _ in range(4)]
     text = (
@@ -347,14 +347,14 @@ def tuple_cases(draw: st.DrawFn) -> tuple[str, list[str]]:
         f"f(X,T) :- [#{n[3]}] @T p(X), not b(X).\n"
     )
     lines = []
-    for time in range(10):
+    for time in range(8):
         atoms = draw(st.lists(st.sampled_from(("p(a)", "p(b)", "p(c)", "p(d)")), max_size=3))
         lines += [f"{time} {atom}" for atom in atoms] or [str(time)]
     return text, lines
 
 
 @pytest.mark.generated
-@settings(max_examples=examples(60), deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(tuple_cases())
 def test_generated_tms_tuple_windows(case) -> None:
     program_text, lines = case

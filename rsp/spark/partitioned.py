@@ -1,35 +1,22 @@
-"""Scale-out (``rsp spark QUERY --partition-by ?k``, ``rsp spark PROGRAM --partition-by V``): one engine
-per value of a variable on Spark's executors. Below for queries; LARS programs (the second half of the
-module) follow the same plan with :func:`rsp.lars.partition.partition_keys` as the check, every time
-point as an instant, atoms as answers (their union, plus the atoms a local engine derives from the
-program's facts alone), and the watermark one time point behind the largest time seen.
+"""Scale-out (``rsp spark QUERY --partition-by ?k``, ``rsp spark PROGRAM --partition-by V``): what the
+driver and the executors share, and the LARS programs' path.
 
-The query is first checked by :func:`rsp.query.partition.partition_plan`, which says how each stream
-triple is keyed (its subject or object, by predicate and, for ``rdf:type``, class; with entailment the
-background rules are checked too) or refuses with the reason. Every key's engine has the ontology and
-the entailment regime of the run. Then:
-
-1. lines are parsed and timestamped by Spark (:func:`rsp.spark.source.read_stream`); a ``mapInPandas``
-   step re-checks the lines Spark's regex did not take with rsp's own parser and adds the key (rows that
-   no pattern can match are left out; malformed lines travel under the empty key to be reported);
-2. ``groupBy(key).applyInPandasWithState`` runs, for each key, an :class:`rsp.runtime.Engine` with the
-   query over that key's triples. Its state in Spark's state store (a JSON string, as array-typed state
-   fails) is the log of the elements the key's windows may still need — the engine itself is kept in
-   the executor's Python worker and rebuilt from the log when the worker does not hold it;
-3. instants are closed by event time: the stream has a watermark (the largest element time of the
-   earlier micro-batches, less one STEP: Spark drops rows at or below it, and a single engine drops
-   only elements older than its last closed instant), and each key asks to be woken (event-time
-   timeout) at its next instant, so a key closes an instant when any key's data passes it, exactly
-   as a single engine would (an element that arrives after its instant was closed is late in both);
-4. each key returns the answers of the instants it closed and a mark with the watermark it saw; the
-   driver holds the answers of an instant until the watermark has passed it (then every key has closed
-   it) and writes the instant, the union of the keys' answers, with the writer of ``rsp run``;
-5. at the end of the input (``--available-now``) or on Ctrl-C the keys' states are read back with
-   Spark's state data source and finished on the executors (closing the last instants, as
-   :meth:`rsp.runtime.Engine.close` does), and the driver writes the remaining instants.
+* :class:`Job` — what the executors need to run a query's partition engines (the query itself runs
+  on the resident engines of :mod:`rsp.spark.resident`);
+* :class:`Merger` — the driver side: holds each instant's answers until every partition (key) has
+  closed it, then writes the instant, the union of their answers, with the writer of ``rsp run``
+  (:class:`rsp.spark.resident.ResidentMerger` for queries, :class:`ProgramMerger` for programs);
+* LARS programs (the second half of the module), checked by :func:`rsp.lars.partition.partition_keys`:
+  a ``mapInPandas`` step keys the atom lines, ``groupBy(key).applyInPandasWithState`` runs one
+  :class:`rsp.engine.Engine` per key (its state in Spark's state store a JSON log of the key's atoms;
+  the engine kept in the executor's Python worker and rebuilt from the log when the worker does not
+  hold it), every time point is an instant, the answers are atoms (their union, plus the atoms a local
+  engine derives from the program's facts alone), and the watermark lags the largest time seen by one
+  time point; at the end of the input the keys' states are read back with Spark's state data source
+  and finished on the executors (:func:`finish`).
 
 The answers of different keys are disjoint and their union at every instant is what one engine gives
-(``tests/test_spark_partitioned.py`` compares them with ``rsp run``).
+(``tests/test_spark_partitioned.py`` compares them with ``rsp run`` and ``rsp lars``).
 """
 
 from __future__ import annotations
@@ -47,14 +34,10 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from rsp.lars.partition import AtomKeys
 from rsp.query.partition import KeyPlan
-from rsp.spark.feed import admitted, display_path, recheck_triple
+from rsp.spark.feed import admitted, display_path
 
-KEYED_SCHEMA = (
-    "key string, time long, stream int, s string, p string, o string, line string, file string, reason string"
-)
 OUTPUT_SCHEMA = "kind string, instant long, payload string, watermark long, first long, last long, late long"
 STATE_SCHEMA = "state string"
-KEYED_COLUMNS = ["key", "time", "stream", "s", "p", "o", "line", "file", "reason"]
 REJECT_KEY = ""
 
 
@@ -67,135 +50,19 @@ class Job:
     streams: tuple[str, ...]
     plan: KeyPlan
     step: int
-    """The query's STEP (ms), also the watermark's delay (see :func:`keyed_stream`)."""
+    """The query's STEP (ms)."""
     entailment: str = "none"
     ontology: tuple[tuple[str, str, str], ...] = ()
     """The triples of ``--ontology`` (shipped with the job; FROM graphs are read where the query runs)."""
 
 
-def _keyed(plan: KeyPlan) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    def add_keys(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for frame in frames:
-            rows = []
-            for row in frame.itertuples(index=False):
-                s, p, o, time = row.s, row.p, row.o, row.time
-                reason = None
-                if s is None or time is None or pd.isna(time):
-                    try:
-                        arrival = None if pd.isna(row.arrival) else int(row.arrival)
-                        parsed = recheck_triple(row.line or "", arrival)
-                    except ValueError as err:
-                        parsed, reason = None, str(err)
-                    if parsed is None and reason is None:
-                        continue  # blank or comment
-                    if parsed is not None:
-                        time, (s, p, o) = parsed
-                if reason is not None:
-                    rows.append((REJECT_KEY, None, row.stream, None, None, None, row.line, row.file, reason))
-                    continue
-                key = plan.key(s, p, o)
-                if key is not None:
-                    rows.append((key, int(time), row.stream, s, p, o, None, None, None))
-            yield pd.DataFrame(rows, columns=KEYED_COLUMNS)
-
-    return add_keys
-
-
-class KeyEngine:
-    """The engine of one key: the query over that key's elements, and the log that rebuilds it."""
-
-    def __init__(self, job: Job) -> None:
-        from rsp.runtime import Engine
-
-        self.job = job
-        self.engine = Engine(entailment=job.entailment)
-        self.engine.static.extend(job.ontology)
-        self.handle = self.engine.register(job.query, job.file)
-        self.handle.keep = False
-        self.results: list = []
-        self.handle.subscribe(self.results.append)
-        self.log: list[list] = []
-        self.advanced: int | None = None
-        self.version = 0
-        self.last: int | None = None
-
-    @classmethod
-    def restore(cls, job: Job, saved: dict) -> KeyEngine:
-        """Rebuild from a saved state: the logged elements pushed again, then the last advance, muted."""
-        engine = cls(job)
-        for time, index, batch in _groups(saved["log"]):
-            engine.engine.push(batch, time, job.streams[index], plain=True)
-        if saved["advanced"] is not None:
-            engine.engine.advance(saved["advanced"])
-        engine.results.clear()
-        engine.log = saved["log"]
-        engine.advanced = saved["advanced"]
-        engine.version = saved["version"]
-        engine.last = saved["last"]
-        engine.handle._bnodes[0] = saved["bnodes"]
-        engine.engine.late = saved["late"]
-        return engine
-
-    def advance(self, time: int) -> None:
-        if self.advanced is None or time > self.advanced:
-            self.engine.advance(time)
-            self.advanced = time
-
-    def push(self, rows: list[list]) -> None:
-        for time, index, batch in _groups(rows):
-            late = self.engine.late
-            self.engine.push(batch, time, self.job.streams[index], plain=True)
-            if self.engine.late == late:
-                self.log.extend([time, index, *triple] for triple in batch)
-                self.last = time if self.last is None else max(self.last, time)
-
-    def prune(self) -> bool:
-        """Drop the logged elements no window after the last closed instant can see; True when nothing
-        is left (the key is idle: its state can go)."""
-        handle = self.handle
-        if handle.closed_until is None:
-            return False
-        keep_from = handle.closed_until - handle._max_range - handle.step - handle.slot
-        self.log = [e for e in self.log if e[0] >= keep_from]
-        return not self.log and (self.last is None or handle.closed_until > self.last)
-
-    def saved(self) -> dict:
-        return {
-            "version": self.version, "log": self.log, "advanced": self.advanced, "last": self.last,
-            "bnodes": self.handle._bnodes[0], "late": self.engine.late,
-        }  # fmt: skip
-
-    def next_instant(self) -> int | None:
-        return self.handle._next_instant
-
-    def finish(self, final: int) -> list[tuple]:
-        """Close the instants up to ``final``; their answer rows."""
-        self.advance(final)
-        return _result_rows(self)
-
-
-def _groups(rows: list[list]) -> Iterator[tuple[int, int, list[tuple[str, str, str]]]]:
-    """Consecutive elements of one time and stream, as push batches."""
-    batch: list = []
-    current = None
-    for time, index, s, p, o in rows:
-        if (time, index) != current:
-            if batch:
-                yield current[0], current[1], batch
-            current, batch = (time, index), []
-        batch.append((s, p, o))
-    if batch:
-        yield current[0], current[1], batch
-
-
-_ENGINES: dict[tuple[int, str], object] = {}
+_ENGINES: dict[tuple[int, str], ProgramKeyEngine] = {}
 """Engines kept in an executor's Python worker between micro-batches, by (job, key)."""
 
 
-def _engine(job, key: str, saved: dict | None):
-    """The key's engine (a :class:`KeyEngine` for a query's :class:`Job`, a :class:`ProgramKeyEngine`
-    for a :class:`ProgramJob`): the worker's own if it is at the saved state's version, else rebuilt."""
-    kind = ProgramKeyEngine if isinstance(job, ProgramJob) else KeyEngine
+def _engine(job: ProgramJob, key: str, saved: dict | None) -> ProgramKeyEngine:
+    """The key's engine: the worker's own if it is at the saved state's version, else rebuilt."""
+    kind = ProgramKeyEngine
     cached = _ENGINES.get((hash(job), key))
     if saved is None:
         engine = kind(job)
@@ -217,85 +84,16 @@ def _reject_rows(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(Merger.columns))
 
 
-def _finish_key(job, final: int):
-    """Close every instant up to ``final`` of each key whose state is given (the end of the input)."""
+def _finish_key(job: ProgramJob, final: int):
+    """Close every time point up to ``final`` of each key whose state is given (the end of the input)."""
 
     def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
         rows = []
-        kind = ProgramKeyEngine if isinstance(job, ProgramJob) else KeyEngine
         for text in frame["state"]:
-            rows.extend(kind.restore(job, json.loads(text)).finish(final))
+            rows.extend(ProgramKeyEngine.restore(job, json.loads(text)).finish(final))
         return pd.DataFrame(rows, columns=list(Merger.columns))
 
     return finish_key
-
-
-def _result_rows(engine: KeyEngine) -> list[tuple]:
-    rows = [("result", r.time, json.dumps(r.bindings or []), None, None, None, None) for r in engine.results]
-    engine.results.clear()
-    return rows
-
-
-def _run_key(job: Job):
-    def run_key(key: tuple, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
-        (name,) = key
-        columns = list(Merger.columns)
-        if name == REJECT_KEY:
-            yield _reject_rows(frames)
-            return
-        saved = json.loads(state.get[0]) if state.exists else None
-        engine = _engine(job, name, saved)
-        late = engine.engine.late
-        spark_watermark = state.getCurrentWatermarkMs()
-        # the largest element time of the earlier micro-batches (the event time is one ms after the
-        # element's, and Spark's watermark lags it by one STEP)
-        watermark = spark_watermark + job.step - 1 if spark_watermark > 0 else 0
-        if watermark > 0:
-            engine.advance(watermark)  # instants a single engine has closed already
-        first = None
-        if not state.hasTimedOut:
-            data = pd.concat(list(frames), ignore_index=True)
-            if len(data):
-                data = data.sort_values(["time", "stream"], kind="stable")
-                fields = (data[name] for name in ("time", "stream", "s", "p", "o"))
-                elements = [[int(t), int(i), s, p, o] for t, i, s, p, o in zip(*fields, strict=True)]
-                first = elements[0][0]
-                engine.push(elements)
-        rows = _result_rows(engine)
-        rows.append(("mark", None, "", watermark, first, engine.last, engine.engine.late - late))
-        engine.version += 1
-        if engine.prune():
-            state.remove()
-            _ENGINES.pop((hash(job), name), None)
-        else:
-            state.update((json.dumps(engine.saved()),))
-            upcoming = engine.next_instant()
-            if upcoming is not None:  # wake up once the largest element time reaches the next instant
-                wake = upcoming - job.step
-                try:
-                    state.setTimeoutTimestamp(max(wake, spark_watermark))
-                except Exception:  # noqa: BLE001 - a timeout at the watermark itself is refused
-                    state.setTimeoutTimestamp(spark_watermark + 1)
-        yield pd.DataFrame(rows, columns=columns)
-
-    return run_key
-
-
-def keyed_stream(frame: DataFrame, job: Job) -> DataFrame:
-    """The stream of per-key answers and marks (see the module docstring) for a parsed stream."""
-    if "stream" not in frame.columns:
-        frame = frame.withColumn("stream", F.lit(0).cast("int"))
-    source = frame.select("s", "p", "o", "time", "line", "file", "arrival", "stream")
-    keyed = source.mapInPandas(_keyed(job.plan), KEYED_SCHEMA)
-    # Spark drops rows at or below the watermark before a stateful operator (even at time 0, the first
-    # watermark); a single engine takes an element unless it is older than the last closed instant. With
-    # the event time one ms after the element's and a delay of one STEP, Spark drops only elements the
-    # engine would drop too; the largest time seen is the watermark plus the delay, less one ms.
-    keyed = keyed.withColumn("ts", F.timestamp_millis(F.col("time") + 1))
-    keyed = keyed.withWatermark("ts", f"{job.step} milliseconds")
-    return keyed.groupBy("key").applyInPandasWithState(
-        _run_key(job), OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.EventTimeTimeout
-    )
 
 
 class Merger:
@@ -617,10 +415,9 @@ def keyed_atom_stream(frame: DataFrame, job: ProgramJob) -> DataFrame:
     )
 
 
-def finish(spark: SparkSession, checkpoint: str, job, merger: Merger) -> None:
-    """After the streaming query stopped: close the last instants (time points) of every key still in
-    the state store, on the executors, and write them (``job`` a query's :class:`Job` or a program's
-    :class:`ProgramJob`)."""
+def finish(spark: SparkSession, checkpoint: str, job: ProgramJob, merger: Merger) -> None:
+    """After the streaming query stopped: close the last time points of every key still in the state
+    store, on the executors, and write them."""
     final = merger.final_instant()
     if final is None:
         return

@@ -161,7 +161,12 @@ def read_stream(
     """
     if isinstance(source, str):
         source = Source.parse(source)
-    lines = _lines(spark, source, max_files_per_trigger)
+    return parse_lines(_lines(spark, source, max_files_per_trigger), kind)
+
+
+def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
+    """Raw lines (``value``, ``file``, ``file_time``, ``block``, ``arrival``: a stream or a static
+    frame) parsed and timestamped as :func:`read_stream` describes."""
     if kind == "ntriples":
         # one regex pass per line: a matching line is rewritten to 's^Ap^Ao^Atime' and split. The split
         # is a column of its own, so that the (costly) regex runs once per line, not once per use.

@@ -1,0 +1,295 @@
+"""The resident partition engines of ``rsp spark --partition-by`` (rsp/spark/resident.py):
+
+* the key Spark SQL gives each line (:func:`rsp.spark.resident.keyed_rows`, Spark's regex parse then
+  rsp's parser for the lines the regex did not take) equals :meth:`rsp.query.partition.KeyPlan.key`
+  of the triple rsp's N-Triples parser reads, on generated plans and lines (one local SparkSession);
+* a partition engine rebuilt from its recovery log (the Python worker that gets the partition does not
+  hold its engine: another worker ran it, or the registry was lost) gives, micro-batch after
+  micro-batch, exactly the rows of the engine that stayed resident, on generated streams and worker
+  assignments (the task function run in-process, no Spark session).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from fuzzing import examples, saved_on_failure
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pyspark")
+pa = pytest.importorskip("pyarrow")
+
+from pyspark.sql import functions as F  # noqa: E402
+
+from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
+from rsp.spark import resident  # noqa: E402
+from rsp.spark.partitioned import REJECT_KEY, Job  # noqa: E402
+
+pytest_plugins = ["spark_conftest"]
+pytestmark = [pytest.mark.spark]
+GOLDEN_ROOT = Path(__file__).parent / "golden_spark"
+
+EX = "http://ex.org/"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+QUERY = """REGISTER RSTREAM Slow AS
+PREFIX ex: <http://ex.org/>
+SELECT ?v (COUNT(?s) AS ?n) (MIN(?s) AS ?slowest) (COUNT(DISTINCT ?place) AS ?places)
+FROM STREAM <http://ex.org/pos> [RANGE 3s STEP 1s]
+WHERE { ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }
+GROUP BY ?v
+"""
+PLAN = KeyPlan("v", ((f"<{EX}at>", 0), (f"<{EX}speed>", 0)))
+STEP = 1000
+
+
+# -- rebuilds from the recovery log --------------------------------------------------------------------
+class _Task:
+    def __init__(self, partition: int) -> None:
+        self.partition = partition
+
+    def partitionId(self) -> int:  # noqa: N802 - pyspark's name
+        return self.partition
+
+
+def _table(elements: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
+    """A micro-batch's rows for one partition, as keyed_rows gives them (plus the tick row)."""
+    rows = [
+        {"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None, "reason": None}
+        for t, s, p, o in elements
+    ]
+    rows.append({"key": resident.TICK + "0", **{name: None for name in resident.ROW_COLUMNS[1:]}})
+    schema = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
+                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file", "reason"))])  # fmt: skip
+    return pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _drive(batches: list[list[tuple]], workers: list[int], monkeypatch) -> tuple[list[list[dict]], int]:
+    """Micro-batches of one partition run by the task function in-process, micro-batch ``i`` by the
+    Python worker ``workers[i]`` (each worker its own registry), with the clock a single engine has
+    (the Clock docstring: the first instant after the first element, instants closed up to the largest
+    time of the earlier micro-batches). The rows of each micro-batch, and the rebuilds counted."""
+    job = Job(QUERY, "slow.rq", (f"<{EX}pos>",), PLAN, STEP)
+    registries: dict[int, dict] = {}
+    monkeypatch.setattr("pyspark.TaskContext.get", lambda: _Task(0))
+    out, rebuilt = [], 0
+    start = closed = until = previous = None
+    with tempfile.TemporaryDirectory() as logs:
+        for index, batch in enumerate([*batches, None]):
+            worker = workers[index % len(workers)]
+            monkeypatch.setattr(resident, "_REGISTRY", registries.setdefault(worker, {}))
+            final = None
+            if batch is None:
+                last = max((t for b in batches for t, *_ in b), default=None)
+                if last is None:
+                    break
+                final = (last // STEP + 1) * STEP
+            clock = resident.Clock(start, closed, until)
+            step = resident.Step("run", logs, index, previous, clock, final)
+            [got] = list(resident._step_function(job, step)(iter([_table(batch or [])])))
+            rows = got.to_pylist()
+            for row in rows:
+                if row["kind"] == "mark" and row["payload"]:
+                    rebuilt += json.loads(row["payload"])["rebuilt"]
+            out.append([{k: v for k, v in row.items() if not (row["kind"] == "mark" and k == "payload")}
+                        for row in rows])  # fmt: skip
+            previous = index
+            times = [t for t, *_ in batch or []]
+            if times and closed is None:
+                first = (min(times) // STEP + 1) * STEP
+                start = first if start is None else min(start, first)
+            if times:
+                until = max(times) if until is None else max(until, *times)
+            if start is not None and until is not None and start <= until:
+                closed = until // STEP * STEP
+    return out, rebuilt
+
+
+def _element(draw, time: int) -> list[tuple[int, str, str, str]]:
+    vehicle = f"<{EX}bus{draw(st.integers(0, 3))}>"
+    speed = f'"{draw(st.integers(0, 30))}"^^{INT}'
+    place = f"<{EX}stop{draw(st.integers(0, 2))}>"
+    return [(time, vehicle, f"<{EX}speed>", speed), (time, vehicle, f"<{EX}at>", place)]
+
+
+@st.composite
+def _streams(draw) -> tuple[list[list[tuple]], list[int]]:
+    """Micro-batches of a stream (mostly forward in time, now and then an element older than the last
+    instant closed: late), and the worker that runs each micro-batch."""
+    batches, now = [], 0
+    for _ in range(draw(st.integers(1, 6))):
+        batch = []
+        for _ in range(draw(st.integers(0, 5))):
+            now += draw(st.sampled_from([0, 100, 400, 900, 2500]))
+            back = draw(st.sampled_from([0, 0, 0, 0, 1500]))
+            batch += _element(draw, max(0, now - back))
+        batches.append(batch)
+    workers = draw(st.lists(st.integers(0, 2), min_size=len(batches) + 1, max_size=len(batches) + 1))
+    return batches, workers
+
+
+def _stream_text(batches: list[list[tuple]], workers: list[int]) -> dict[str, str]:
+    lines = [f"# micro-batch {i} (worker {w})\n" + "".join(f"{s} {p} {o} . # {t}\n" for t, s, p, o in b)
+             for i, (b, w) in enumerate(zip(batches, workers, strict=False))]  # fmt: skip
+    return {"query.rq": QUERY, "stream.nt": "".join(lines)}
+
+
+@pytest.mark.generated
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=_streams())
+def test_rebuilt_partition_engine_equals_resident(case, monkeypatch) -> None:
+    batches, workers = case
+    with saved_on_failure(GOLDEN_ROOT, lambda: _stream_text(batches, workers)):
+        resident_rows, none = _drive(batches, [0], monkeypatch)
+        moved_rows, rebuilt = _drive(batches, workers, monkeypatch)
+        assert none == 0
+        steps = len(batches) + (1 if any(batches) else 0)  # the final step when an element came
+        assert rebuilt == sum(1 for i in range(1, steps) if workers[i] != workers[i - 1])
+        assert moved_rows == resident_rows
+
+
+def test_rebuild_after_a_lost_registry_equals_resident(monkeypatch) -> None:
+    """Fixed case: the worker's registry is lost before every micro-batch after the first (a restarted
+    worker), so each step rebuilds from the log; the answers are those of the resident engine, and
+    they are the ones a single engine over the stream gives."""
+    from rsp.runtime import Engine
+
+    batches = [
+        [(t, f"<{EX}bus{t % 3}>", f"<{EX}speed>", f'"{t % 25}"^^{INT}') for t in range(0, 2000, 250)]
+        + [(t, f"<{EX}bus{t % 3}>", f"<{EX}at>", f"<{EX}stop{t % 2}>") for t in range(0, 2000, 250)],
+        [],
+        [(t, f"<{EX}bus{t % 4}>", f"<{EX}speed>", f'"{t % 19}"^^{INT}') for t in range(2100, 5000, 300)]
+        + [(t, f"<{EX}bus{t % 4}>", f"<{EX}at>", f"<{EX}stop{t % 3}>") for t in range(2100, 5000, 300)],
+        [(t, f"<{EX}bus1>", f"<{EX}speed>", '"3"^^' + INT) for t in (5200, 6100, 9000)],
+    ]
+    resident_rows, _ = _drive(batches, [0], monkeypatch)
+    lost_rows, rebuilt = _drive(batches, [0, 1, 2, 3, 4], monkeypatch)
+    assert rebuilt == len(batches)  # every micro-batch after the first, and the final step
+    assert lost_rows == resident_rows
+    engine = Engine()
+    handle = engine.register(QUERY, "slow.rq")
+    elements = sorted(e for b in batches for e in b)
+    engine.push_sorted([t for t, *_ in elements], [tuple(e[1:]) for e in elements], f"<{EX}pos>")
+    engine.close()
+    single = {r.time: sorted(json.dumps(b, sort_keys=True) for b in r.bindings or []) for r in handle}
+    got = {}
+    for rows in resident_rows:
+        for row in rows:
+            if row["kind"] == "result":
+                got.setdefault(row["instant"], []).extend(
+                    json.dumps(b, sort_keys=True) for b in json.loads(row["payload"])
+                )
+    assert {t: sorted(b) for t, b in got.items() if b} == {t: b for t, b in single.items() if b}
+    assert sum(len(b) for b in single.values()) > 10
+
+
+# -- the key column ------------------------------------------------------------------------------------
+PREDICATES = [f"<{EX}p>", f"<{EX}q>", f"<{EX}r>", RDF_TYPE]
+CLASSES = [f"<{EX}A>", f"<{EX}B>", f"<{EX}Ç>"]
+TERMS = [
+    f"<{EX}a>",
+    f"<{EX}b>",
+    f"<{EX}é>",
+    "_:x",
+    '"a b"',
+    '"a"@en',
+    f'"7"^^{INT}',
+    '"say \\"hi\\""',
+    *CLASSES,
+]
+
+
+@st.composite
+def _plans(draw) -> KeyPlan:
+    predicates = draw(st.lists(st.sampled_from(PREDICATES), unique=True))
+    classes = draw(st.lists(st.sampled_from(CLASSES), unique=True))
+    place = st.sampled_from([0, 2])
+    return KeyPlan("k", tuple((p, draw(place)) for p in predicates), tuple((c, draw(place)) for c in classes))
+
+
+@st.composite
+def _lines(draw) -> str:
+    s, o = draw(st.sampled_from(TERMS)), draw(st.sampled_from(TERMS))
+    p = draw(st.sampled_from([*PREDICATES, RDF_TYPE, RDF_TYPE]))  # rdf:type keyed by class or predicate
+    if p == RDF_TYPE and draw(st.booleans()):
+        o = draw(st.sampled_from(CLASSES))
+    time = draw(st.integers(0, 10**6))
+    return draw(
+        st.sampled_from([
+            f"{s} {p} {o} . # {time}",
+            f"{s}  {p}\t{o}  .   #  {time}",
+            f"{s} {p} {o} .",  # no time: malformed
+            f"{s} {p} . # {time}",  # two terms: malformed
+            f"{s} {p} {o} . # t{time}",  # a comment that is not a time
+            "# a comment",
+            "",
+        ])
+    )  # fmt: skip
+
+
+def _expected_keys(plan: KeyPlan, lines: list[str]) -> list[tuple]:
+    """From the definition: rsp's parser reads each line (blank and comment lines left out, malformed
+    ones kept under the empty key with their reason), and a triple's key is KeyPlan.key (None: left out)."""
+    from rsp.spark.feed import recheck_triple
+
+    rows = []
+    for line in lines:
+        try:
+            parsed = recheck_triple(line)
+        except ValueError:
+            rows.append((REJECT_KEY, None, None, None, None, line, True))
+            continue
+        if parsed is None:
+            continue
+        time, (s, p, o) = parsed
+        key = plan.key(s, p, o)
+        if key is not None:
+            rows.append((key, time, s, p, o, None, False))
+    return sorted(rows, key=repr)
+
+
+def _keys_case(plan: KeyPlan, lines: list[str]) -> dict[str, str]:
+    return {"plan.json": json.dumps({"positions": plan.positions, "classes": plan.classes}),
+            "stream.nt": "".join(f"{line}\n" for line in lines)}  # fmt: skip
+
+
+@pytest.mark.generated
+@settings(
+    max_examples=examples(2), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cases=st.lists(st.tuples(_plans(), st.lists(_lines(), min_size=1, max_size=40)), min_size=1, max_size=6)
+)
+@example(  # rdf:type keyed by predicate and, for one class, by class: the class comes first
+    cases=[(KeyPlan("k", ((RDF_TYPE, 0), (f"<{EX}p>", 2)), ((f"<{EX}A>", 2),)),
+            [f"<{EX}a> {RDF_TYPE} <{EX}A> . # 1", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 2",
+             f"<{EX}é> <{EX}p> <{EX}b> . # 3", f'"x" <{EX}p> <{EX}b> . # 4', f"<{EX}a> <{EX}q> <{EX}b> . # 5"])]
+)  # fmt: skip
+def test_spark_key_column_equals_key_plan(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
+    """Several plans per Spark job (a Spark job costs a second or more): case ``i``'s rows as stream ``i``."""
+    from functools import reduce
+
+    from rsp.spark.source import parse_lines
+
+    frames = []
+    for index, (plan, lines) in enumerate(cases):
+        frame = spark.createDataFrame(
+            [(line, "file:///in/s.nt", None, 0, None) for line in lines],
+            "value string, file string, file_time timestamp, block long, arrival long",
+        ).coalesce(1)
+        parsed = parse_lines(frame).withColumn("stream", F.lit(index))
+        frames.append(resident.keyed_rows(parsed, plan))
+    keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
+    for index, (plan, lines) in enumerate(cases):
+        with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
+            got = sorted(  # a malformed line goes with its text and reason only (the terms Spark read go unused)
+                ((r.key, None, None, None, None, r.line, True) if r.reason is not None
+                 else (r.key, r.time, r.s, r.p, r.o, r.line, False) for r in keyed if r.stream == index),
+                key=repr,
+            )  # fmt: skip
+            assert got == _expected_keys(plan, lines)

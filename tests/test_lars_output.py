@@ -129,6 +129,8 @@ def test_sorted_texts_against_sorted(batches) -> None:
             held.extend(added)
             assert list(texts) == sorted(held)
             assert len(texts) == len(held)
+            assert texts.joined("|") == "|".join(sorted(held))  # block parts kept only while unchanged
+            assert texts.joined(", ", repr, key="repr") == ", ".join(map(repr, sorted(held)))
     finally:
         lars_output._BLOCK = 512
 

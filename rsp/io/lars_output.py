@@ -51,13 +51,15 @@ class SortedTexts:
     ['a', 'b', 'c']
     """
 
-    __slots__ = ("blocks", "maxes", "count", "size")
+    __slots__ = ("blocks", "maxes", "count", "size", "_joined", "_joined_key")
 
     def __init__(self) -> None:
         self.blocks: list[list[str]] = []
         self.maxes: list[str] = []
         self.count: dict[str, int] = {}  # string -> how many times it is held
         self.size = 0
+        self._joined: dict[int, tuple[list[str], str]] = {}  # id(block) -> (block, its joined text)
+        self._joined_key: object = None
 
     def apply(self, added: list[str], removed: list[str]) -> None:
         """Insert ``added`` and delete ``removed`` (each string of ``removed`` is held)."""
@@ -83,11 +85,30 @@ class SortedTexts:
         order = sorted(chain.from_iterable(repeat(text, k) for text, k in self.count.items()))
         self.blocks = [order[i : i + _BLOCK] for i in range(0, len(order), _BLOCK)]
         self.maxes = [block[-1] for block in self.blocks]
+        self._joined.clear()
+
+    def joined(self, separator: str, render: Callable[[str], str] | None = None, key: object = None) -> str:
+        """The strings in order (each through ``render`` if given) joined by ``separator``. Each
+        block's part is kept until the block changes, so a batch costs the blocks it touched plus
+        one join of the blocks' parts; ``key`` names the rendering (another key drops the parts)."""
+        if key != self._joined_key:
+            self._joined.clear()
+            self._joined_key = key
+        joined = self._joined
+        parts = []
+        for block in self.blocks:
+            entry = joined.get(id(block))
+            if entry is None or entry[0] is not block:
+                text = separator.join(block if render is None else map(render, block))
+                entry = joined[id(block)] = (block, text)
+            parts.append(entry[1])
+        return separator.join(parts)
 
     def _delete(self, text: str) -> None:
         maxes = self.maxes
         i = bisect_left(maxes, text)
         block = self.blocks[i]
+        self._joined.pop(id(block), None)
         del block[bisect_left(block, text)]
         if not block:
             del self.blocks[i]
@@ -105,10 +126,12 @@ class SortedTexts:
         if i == len(maxes):
             i -= 1
             block = self.blocks[i]
+            self._joined.pop(id(block), None)
             block.append(text)
             maxes[i] = text
         else:
             block = self.blocks[i]
+            self._joined.pop(id(block), None)
             insort(block, text)
         if len(block) >= 2 * _BLOCK:
             self.blocks[i : i + 1] = [block[:_BLOCK], block[_BLOCK:]]
@@ -185,9 +208,9 @@ class AtomLines:
     def _body(self) -> str:
         texts = self.sorted
         if self.fmt == "text":
-            return "  ".join(texts) if texts.size else "-"
+            return texts.joined("  ") if texts.size else "-"
         if not texts.size:
             return ""
         if not self.escaped:  # every JSON string is the text in quotes
-            return '"' + '", "'.join(texts) + '"'
-        return ", ".join(map(self.fragment.__getitem__, texts))
+            return '"' + texts.joined('", "', key="quoted") + '"'
+        return texts.joined(", ", self.fragment.__getitem__, key="fragments")

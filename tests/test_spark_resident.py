@@ -12,7 +12,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -67,12 +71,21 @@ def _table(elements: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
-def _drive(batches: list[list[tuple]], workers: list[int], monkeypatch) -> tuple[list[list[dict]], int]:
+def _drive(
+    batches: list[list[tuple]],
+    workers: list[int],
+    monkeypatch,
+    hosts: bool = False,
+    kill_at: int | None = None,
+) -> tuple[list[list[dict]], int]:
     """Micro-batches of one partition run by the task function in-process, micro-batch ``i`` by the
     Python worker ``workers[i]`` (each worker its own registry), with the clock a single engine has
     (the Clock docstring: the first instant after the first element, instants closed up to the largest
-    time of the earlier micro-batches). The rows of each micro-batch, and the rebuilds counted."""
+    time of the earlier micro-batches). The rows of each micro-batch, and the rebuilds counted. With
+    ``hosts`` the partition's engine host holds the engine (killed before micro-batch ``kill_at``)."""
     job = Job(QUERY, "slow.rq", (f"<{EX}pos>",), PLAN, STEP)
+    monkeypatch.setenv("RSP_SPARK_HOSTS", "1" if hosts else "0")  # else in the (simulated) Python workers
+    run = uuid.uuid4().hex
     registries: dict[int, dict] = {}
     monkeypatch.setattr("pyspark.TaskContext.get", lambda: _Task(0))
     out, rebuilt = [], 0
@@ -88,7 +101,9 @@ def _drive(batches: list[list[tuple]], workers: list[int], monkeypatch) -> tuple
                     break
                 final = (last // STEP + 1) * STEP
             clock = resident.Clock(start, closed, until)
-            step = resident.Step("run", logs, index, previous, clock, final)
+            if index == kill_at:
+                _kill_host(run)
+            step = resident.Step(run, logs, index, previous, clock, final)
             [got] = list(resident._step_function(job, step)(iter([_table(batch or [])])))
             rows = got.to_pylist()
             for row in rows:
@@ -106,6 +121,39 @@ def _drive(batches: list[list[tuple]], workers: list[int], monkeypatch) -> tuple
             if start is not None and until is not None and start <= until:
                 closed = until // STEP * STEP
     return out, rebuilt
+
+
+def _kill_host(run: str) -> None:
+    from rsp.spark import hosts
+
+    lock = hosts._home(run) / "part-0.lock"
+    pid = int(lock.read_text())
+    os.kill(pid, signal.SIGKILL)
+    for started in hosts._STARTED:
+        if started.pid == pid:
+            started.wait()  # gone before the next micro-batch (else it may take the connection and die)
+
+
+def test_engine_host_keeps_the_engine_across_workers(monkeypatch) -> None:
+    """With engine hosts, micro-batches run by different workers find the engine in the partition's
+    host: no rebuild, the rows of the resident engine; a host killed (SIGKILL) between micro-batches
+    is replaced by a new one that rebuilds from the log, with the same rows; the host exits after the
+    run's last step."""
+    from rsp.spark import hosts
+
+    batches = [
+        [(t, f"<{EX}bus{t % 3}>", f"<{EX}speed>", f'"{t % 25}"^^{INT}') for t in range(b * 1000, b * 1000 + 900, 150)]
+        for b in range(5)
+    ]  # fmt: skip
+    expected, _ = _drive(batches, [0], monkeypatch)
+    got, rebuilt = _drive(batches, [0, 1, 2], monkeypatch, hosts=True)
+    assert (got, rebuilt) == (expected, 0)
+    got, rebuilt = _drive(batches, [0, 1, 2], monkeypatch, hosts=True, kill_at=3)
+    assert (got, rebuilt) == (expected, 1)
+    deadline = time.monotonic() + 10
+    while any(started.poll() is None for started in hosts._STARTED) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(started.poll() is not None for started in hosts._STARTED)
 
 
 def _element(draw, time: int) -> list[tuple[int, str, str, str]]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import tempfile
 import time as _time
 import uuid
@@ -150,6 +151,8 @@ class Step:
     clock: Clock
     final: int | None = None
     """At the end of the input: close the instants up to this one (no data comes)."""
+    driver: tuple[str, int] | None = None
+    """The driver's host name and process id (an engine host on its machine exits when it is gone)."""
 
 
 class PartitionEngine:
@@ -284,55 +287,66 @@ def _write_log(step: Step, partition: int, table: pa.Table, keep_from: int | Non
         os.replace(partial, final)
 
 
+OUT_SCHEMA = pa.schema([("kind", pa.string()), ("instant", pa.int64()), ("payload", pa.string()),
+                        ("watermark", pa.int64()), ("first", pa.int64()), ("last", pa.int64()),
+                        ("late", pa.int64())])  # fmt: skip
+
+
+def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.RecordBatch:
+    """One partition's part of a micro-batch (its keyed rows, tick row included): rejects reported,
+    the engine (resident or rebuilt) brought to the clock, the elements pushed and logged; the answers
+    of the instants it closed and its mark, as rows for the driver."""
+    rows: list[tuple] = []
+    data = table
+    if table.num_rows:
+        key = table.column("key")
+        rejects = table.filter(pc.equal(key, REJECT_KEY))
+        for row in rejects.select(["line", "file", "reason"]).to_pylist():
+            payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
+            rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+        data = table.filter(pc.and_(pc.not_equal(key, REJECT_KEY), pc.invert(pc.starts_with(key, TICK))))
+    engine, stats = _engine(job, step, partition)
+    engine.sync(step.clock)
+    late = engine.engine.late
+    first = last = None
+    if step.final is not None:
+        engine.engine.advance(step.final)
+    elif data.num_rows:
+        data = data.select(["time", "stream", "s", "p", "o"]).sort_by(
+            [("time", "ascending"), ("stream", "ascending")]
+        )
+        closed = engine.handle.closed_until
+        if closed is not None:  # late for every engine: not pushed, counted, not logged
+            taken = data.filter(pc.greater_equal(data.column("time"), closed))
+            engine.engine.late += data.num_rows - taken.num_rows
+            data = taken
+        if data.num_rows:
+            times = data.column("time").to_pylist()
+            triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
+            engine.push(times, data.column("stream").to_pylist(), triples)
+            first, last = times[0], times[-1]
+    rows.extend(engine.rows())
+    if step.final is None:
+        logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
+        _write_log(step, partition, logged, engine.keep_from())
+        _keep(step, partition, engine)
+    mark = json.dumps(stats) if stats else ""
+    rows.append(("mark", None, mark, step.clock.until, first, last, engine.engine.late - late))
+    return pa.RecordBatch.from_pylist(
+        [dict(zip(Merger.columns, row, strict=True)) for row in rows], OUT_SCHEMA
+    )
+
+
 def _step_function(job: Job, step: Step):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
+        from rsp.spark import hosts
+
         partition = TaskContext.get().partitionId()
         received = list(batches)
         table = pa.Table.from_batches(received) if received else pa.table({"key": pa.array([], pa.string())})
-        rows: list[tuple] = []
-        data = table
-        if table.num_rows:
-            key = table.column("key")
-            rejects = table.filter(pc.equal(key, REJECT_KEY))
-            for row in rejects.select(["line", "file", "reason"]).to_pylist():
-                payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
-                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-            data = table.filter(pc.and_(pc.not_equal(key, REJECT_KEY), pc.invert(pc.starts_with(key, TICK))))
-        engine, stats = _engine(job, step, partition)
-        engine.sync(step.clock)
-        late = engine.engine.late
-        first = last = None
-        if step.final is not None:
-            engine.engine.advance(step.final)
-        elif data.num_rows:
-            data = data.select(["time", "stream", "s", "p", "o"]).sort_by(
-                [("time", "ascending"), ("stream", "ascending")]
-            )
-            closed = engine.handle.closed_until
-            if closed is not None:  # late for every engine: not pushed, counted, not logged
-                taken = data.filter(pc.greater_equal(data.column("time"), closed))
-                engine.engine.late += data.num_rows - taken.num_rows
-                data = taken
-            if data.num_rows:
-                times = data.column("time").to_pylist()
-                triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
-                engine.push(times, data.column("stream").to_pylist(), triples)
-                first, last = times[0], times[-1]
-        rows.extend(engine.rows())
-        if step.final is None:
-            logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
-            _write_log(step, partition, logged, engine.keep_from())
-            _keep(step, partition, engine)
-        mark = json.dumps(stats) if stats else ""
-        rows.append(("mark", None, mark, step.clock.until, first, last, engine.engine.late - late))
-        yield pa.RecordBatch.from_pylist(
-            [dict(zip(Merger.columns, row, strict=True)) for row in rows],
-            schema=pa.schema([("kind", pa.string()), ("instant", pa.int64()), ("payload", pa.string()),
-                              ("watermark", pa.int64()), ("first", pa.int64()), ("last", pa.int64()),
-                              ("late", pa.int64())]),
-        )  # fmt: skip
+        yield hosts.step(job, step, partition, table)
 
     return run
 
@@ -364,6 +378,7 @@ class ResidentMerger(Merger):
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
         self.ticks = tick_keys(spark, self.partitions)
         self.run = uuid.uuid4().hex
+        self.driver = (socket.gethostname(), os.getpid())
         self.own_logs = logs is None
         self.logs = logs or tempfile.mkdtemp(prefix="rsp-spark-partitions-")
         self.start: int | None = None
@@ -389,7 +404,7 @@ class ResidentMerger(Merger):
         with self.lock:
             if not admitted(self.stopping, self.checkpoint, batch_id):
                 return
-            step = Step(self.run, self.logs, batch_id, self.previous, self.clock())
+            step = Step(self.run, self.logs, batch_id, self.previous, self.clock(), driver=self.driver)
         table = self._run(keyed_rows(batch, self.job.plan), step)
         self._take_stats(table)
         with self.lock:
@@ -441,7 +456,8 @@ class ResidentMerger(Merger):
         """End of the input: every partition closes its instants up to the final one."""
         final = self.final_instant()
         if final is not None:
-            step = Step(self.run, self.logs, (self.previous or 0) + 1, self.previous, self.clock(), final)
+            batch = (self.previous or 0) + 1
+            step = Step(self.run, self.logs, batch, self.previous, self.clock(), final, self.driver)
             table = self._run(self._tick_frame().where(F.lit(False)), step)
             self._take_stats(table)
             for row in table.to_pylist():

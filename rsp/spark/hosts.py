@@ -1,0 +1,238 @@
+"""Engine hosts for ``rsp spark QUERY --partition-by ?k``: one long-lived process per run and partition on
+each machine that runs the partition's tasks, holding the partition's engine across micro-batches
+whichever of Spark's Python workers gets the task.
+
+Spark hands a task to whichever of its pooled Python workers is idle, so an engine kept in the worker
+(:data:`rsp.spark.resident._REGISTRY`) is found by the next micro-batch only when the same worker gets
+the partition again; otherwise it was rebuilt from the partition's recovery log (about a third of the
+partition tasks on local[2]). Here the task's worker is only a go-between: it sends the partition's rows
+(Arrow IPC) over a Unix socket to the partition's host, which runs :func:`rsp.spark.resident.run_step`
+on the engine it holds and sends the rows for the driver back. The first task of a partition on a
+machine starts its host (``python -m rsp.spark.hosts``, in a session of its own: it outlives the worker);
+a host serves one request at a time and exits after the run's last step, when the run's driver
+process has ended (on the same machine), or when idle for ``RSP_SPARK_HOST_IDLE`` seconds (120 by
+default). When a host cannot be reached (it died, a failure),
+the task runs in the worker as before, with the engine rebuilt from the recovery log: the answers are
+the same either way (``tests/test_spark_resident.py``). ``RSP_SPARK_HOSTS=0`` keeps the engines in the
+workers.
+
+The sockets are in ``$TMPDIR/rsp-engines-<user id>/<run>/`` (a folder only its user can open).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import pyarrow as pa
+
+_STARTED: list[subprocess.Popen] = []
+"""The hosts this worker started."""
+START_WAIT = 60.0
+"""Seconds a task waits for a host it started (or another task started) to listen."""
+
+
+def enabled() -> bool:
+    return os.environ.get("RSP_SPARK_HOSTS", "1") != "0"
+
+
+def _home(run: str) -> Path:
+    root = Path(tempfile.gettempdir()) / f"rsp-engines-{os.getuid()}"
+    root.mkdir(mode=0o700, exist_ok=True)
+    home = root / run
+    home.mkdir(mode=0o700, exist_ok=True)
+    return home
+
+
+def _send(sock: socket.socket, payload: bytes) -> None:
+    sock.sendall(struct.pack("!Q", len(payload)) + payload)
+
+
+def _receive(sock: socket.socket) -> bytes:
+    def exactly(n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = sock.recv(min(left, 1 << 20))
+            if not chunk:
+                raise EOFError("engine host closed the connection")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    (size,) = struct.unpack("!Q", exactly(8))
+    return exactly(size)
+
+
+def _ipc(table: pa.Table | pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _table(payload: bytes) -> pa.Table:
+    return pa.ipc.open_stream(payload).read_all()
+
+
+def _start(home: Path, partition: int, run: str) -> None:
+    """Start the partition's host unless another task is starting it (a lock file decides)."""
+    lock = home / f"part-{partition}.lock"
+    try:
+        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:  # another task starts it (or the folder went with a finished run)
+        return
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    with open(home / f"part-{partition}.log", "ab") as log:
+        host = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "rsp.spark.hosts", str(home), str(partition), run],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True,
+        )  # fmt: skip
+    _STARTED.append(host)
+    os.write(descriptor, str(host.pid).encode())
+    os.close(descriptor)
+
+
+def _dead(lock: Path) -> bool:
+    """Whether the lock names a host process that is gone (killed: its socket and lock stay)."""
+    try:
+        pid = int(lock.read_text() or "0")
+    except (OSError, ValueError):
+        return False
+    if not pid:
+        return False  # being started
+    for host in _STARTED:
+        host.poll()  # reap the hosts this worker started (a dead child stays a zombie until then)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    try:  # a zombie (started by another worker, not reaped yet) counts as dead
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _connect(run: str, partition: int) -> socket.socket | None:
+    """A connection to the partition's host, started if needed (None: it does not come up)."""
+    home = _home(run)
+    path = home / f"part-{partition}.sock"
+    deadline = time.monotonic() + START_WAIT
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            lock = home / f"part-{partition}.lock"
+            if lock.exists() and _dead(lock):
+                lock.unlink(missing_ok=True)
+            if not lock.exists():
+                _start(home, partition, run)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.02)
+
+
+def step(job, step, partition: int, table: pa.Table) -> pa.RecordBatch:
+    """One partition's part of a micro-batch (see :func:`rsp.spark.resident.run_step`), run by the
+    partition's host, or here when no host answers."""
+    from rsp.spark.resident import run_step
+
+    if enabled():
+        sock = _connect(step.run, partition)
+        if sock is not None:
+            try:
+                with sock:
+                    _send(sock, pickle.dumps((job, step, partition)))
+                    _send(sock, _ipc(table))
+                    status = _receive(sock)
+                    reply = _receive(sock)
+            except (OSError, EOFError):
+                pass  # the host died mid-step: the step runs here (the engine rebuilt from the log)
+            else:
+                if status == b"error":
+                    raise RuntimeError("rsp spark: the partition's engine host failed:\n" + reply.decode())
+                return _table(reply).to_batches()[0]
+    return run_step(job, step, partition, table)
+
+
+def _gone(driver: tuple[str, int] | None) -> bool:
+    """Whether the run's driver process, on this machine, has ended (killed: its hosts go too)."""
+    if driver is None or driver[0] != socket.gethostname():
+        return False
+    try:
+        os.kill(driver[1], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def serve(home: Path, partition: int, run: str) -> None:
+    """The host's loop: one request at a time until the run's last step or ``RSP_SPARK_HOST_IDLE``
+    seconds without one."""
+    from rsp.spark.resident import run_step
+
+    path = home / f"part-{partition}.sock"
+    path.unlink(missing_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    idle = float(os.environ.get("RSP_SPARK_HOST_IDLE", "120"))
+    server.settimeout(min(idle, 2.0))
+    driver, since = None, time.monotonic()
+    try:
+        while True:
+            try:
+                sock, _ = server.accept()
+            except TimeoutError:
+                if time.monotonic() - since > idle or _gone(driver):
+                    return
+                continue
+            since = time.monotonic()
+            with sock:
+                sock.settimeout(None)
+                try:
+                    job, step, part = pickle.loads(_receive(sock))  # noqa: S301 - from our own tasks
+                    driver = step.driver
+                    table = _table(_receive(sock))
+                except (OSError, EOFError):
+                    continue
+                try:
+                    reply, status = _ipc(run_step(job, step, part, table)), b"ok"
+                except Exception:  # noqa: BLE001 - reported to the task, which fails with it
+                    reply, status = traceback.format_exc().encode(), b"error"
+                try:
+                    _send(sock, status)
+                    _send(sock, reply)
+                except OSError:
+                    pass
+            if step.final is not None:
+                return  # the run's last step: the engine is done
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
+        (home / f"part-{partition}.lock").unlink(missing_ok=True)
+        log = home / f"part-{partition}.log"
+        if log.exists() and not log.stat().st_size:
+            log.unlink()
+        try:
+            home.rmdir()
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

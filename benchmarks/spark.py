@@ -18,6 +18,16 @@ on the same lines in the same run, and the latency floor of a micro-batch.
    vehicles, with ``rsp run``, with ``rsp spark`` (one engine in the driver) and with ``rsp spark
    --partition-by ?v`` (one engine per vehicle on the executors); answers compared per instant.
 
+    python benchmarks/spark.py --scale-out [--lines N] [--keys K] [--batches B] [--repeat R]
+
+4. Scale-out alone (``--scale-out``): the per-vehicle query over N triples (1,000,000 by default) and K
+   vehicles (1,000), B micro-batches (10), ``rsp run`` against ``rsp spark --partition-by ?v`` with
+   the engine hosts (rsp/spark/hosts.py) and with the engines in Spark's Python workers
+   (``RSP_SPARK_HOSTS=0``), R rounds round robin: wall and in-query time, in-query throughput per core
+   (triples/s ÷ the master's cores) against ``rsp run``'s single-core throughput (triples ÷ wall), the
+   ratio, partition engine rebuilds, and where the in-query time goes (the partitions' steps summed,
+   the Spark jobs, the driver's merge) from the run's summary.
+
 Results are printed (µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
 ``benchmarks/results/``. Timings are reported, never asserted: the exit status is 1 only when a run
 fails or outputs differ.
@@ -76,11 +86,15 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def timed(args: list[str], timeout: float = 1800) -> dict[str, Any]:
+REBUILDS = r"([0-9,]+) partition engine rebuild\(s\), ([0-9,]+) elements replayed in ([0-9.]+) s"
+TIMES = r"([0-9.]+) s in the partitions' steps \(summed\), ([0-9.]+) s in Spark jobs, ([0-9.]+) s merging"
+
+
+def timed(args: list[str], timeout: float = 3600, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``python -m rsp ARGS``; wall time, output, and Spark's in-query time from the summary."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "rsp", *args], capture_output=True, text=True,
-                          timeout=timeout, env=child_env(), cwd=ROOT)
+                          timeout=timeout, env={**child_env(), **(env or {})}, cwd=ROOT)
     wall = time.perf_counter() - start
     result: dict[str, Any] = {"command": "rsp " + " ".join(args), "wall": wall, "returncode": done.returncode}
     if done.returncode != 0:
@@ -88,6 +102,13 @@ def timed(args: list[str], timeout: float = 1800) -> dict[str, Any]:
     m = re.search(r"(\d+) micro-batch\(es\) in ([0-9.]+) s", done.stderr)
     if m:
         result["batches"], result["query_s"] = int(m.group(1)), float(m.group(2))
+    m = re.search(REBUILDS, done.stderr)
+    if m:
+        result["rebuilds"] = int(m.group(1).replace(",", ""))
+        result["replayed"], result["rebuild_s"] = int(m.group(2).replace(",", "")), float(m.group(3))
+    m = re.search(TIMES, done.stderr)
+    if m:
+        result["steps_s"], result["jobs_s"], result["merge_s"] = (float(g) for g in m.groups())
     result["stdout"] = done.stdout
     return result
 
@@ -196,6 +217,77 @@ def partitioned(data: Path, elements: int, vehicles: int = 100, parts: int = 4) 
     return {"lines": len(lines), "vehicles": vehicles, "micro_batches": parts, "runs": runs}
 
 
+def scale_out(data: Path, lines: int, keys: int, batches: int, repeat: int) -> dict[str, Any]:
+    """Section 4 (see the module docstring): each command ``repeat`` times, round robin."""
+    query = data / "slow.rq"
+    query.write_text(PARTITIONED_QUERY)
+    directory = data / "scale-out"
+    generated = vehicle_lines(lines // 2, keys)
+    single = data / "scale-out.nt"
+    with single.open("w") as handle:
+        handle.writelines(generated)
+    write_files(directory, generated, batches)
+    del generated
+    cores = int(os.environ.get("RSP_BENCH_CORES", "2"))  # rsp spark's default master is local[2]
+    print(f"  scale-out: {lines:,} triples, {keys:,} keys, {batches} micro-batches, {repeat} round(s) ...",
+          file=sys.stderr, flush=True)  # fmt: skip
+    spark = ["spark", str(query), "--stream", str(directory), "--available-now",
+             "--max-files-per-trigger", "1", "--partition-by", "?v"]  # fmt: skip
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {
+        "rsp run": (["run", str(query), "--stream", str(single), "-q"], {}),
+        "rsp spark --partition-by ?v (engine hosts)": (spark, {"RSP_SPARK_HOSTS": "1"}),
+        "rsp spark --partition-by ?v (engines in workers)": (spark, {"RSP_SPARK_HOSTS": "0"}),
+    }
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, (args, env) in commands.items():
+            rounds[name].append(timed(args, env=env))
+    reference = rounds["rsp run"][0]["stdout"]
+    runs = {}
+    for name, done in rounds.items():
+        best = dict(min(done, key=lambda r: r.get("query_s", r["wall"])))
+        best["same_output"] = all(same_answers(reference, r["stdout"]) for r in done)
+        best["all_wall"] = [r["wall"] for r in done]
+        best["all_query_s"] = [r.get("query_s") for r in done]
+        best["all_rebuilds"] = [r.get("rebuilds") for r in done]
+        del best["stdout"]
+        runs[name] = best
+    per_core_run = lines / runs["rsp run"]["wall"]
+    for run in runs.values():
+        if "query_s" in run:
+            run["query_triples_per_s"] = lines / run["query_s"]
+            run["per_core"] = run["query_triples_per_s"] / cores
+            run["per_core_ratio"] = per_core_run / run["per_core"]
+    return {"lines": lines, "keys": keys, "micro_batches": batches, "cores": cores, "repeat": repeat,
+            "run_triples_per_s": per_core_run, "runs": runs}  # fmt: skip
+
+
+def print_scale_out(report: dict[str, Any]) -> list[str]:
+    print(f"\n== scale-out: per-vehicle query, {report['lines']:,} triples, {report['keys']:,} keys, "
+          f"{report['micro_batches']} micro-batches, local[{report['cores']}], best of {report['repeat']} ==")
+    print(f"rsp run (one core): {report['run_triples_per_s']:,.0f} triples/s")
+    bad = []
+    for name, run in report["runs"].items():
+        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
+        print(f"{name:<50} {run['wall']:>7.1f} s wall, {query_s:>6} s in query  "
+              f"{'same' if run['same_output'] else 'DIFFERS'}")  # fmt: skip
+        if "per_core" in run:
+            print(f"{'':<50} in query: {run['query_triples_per_s']:,.0f} triples/s, "
+                  f"{run['per_core']:,.0f} per core = rsp run / {run['per_core_ratio']:.1f} (goal: ≤ 3)")
+        if "rebuilds" in run:
+            print(f"{'':<50} rebuilds: {run['rebuilds']:,} ({run['replayed']:,} elements, "
+                  f"{run['rebuild_s']:.2f} s); all rounds: {run['all_rebuilds']}")
+        if "steps_s" in run:
+            print(f"{'':<50} partitions' steps {run['steps_s']:.1f} s (summed), "
+                  f"Spark jobs {run['jobs_s']:.1f} s, driver merge {run['merge_s']:.2f} s")
+        if len(run["all_wall"]) > 1:
+            each = [t for t in run["all_query_s"] if t is not None] or run["all_wall"]
+            print(f"{'':<50} all rounds: " + ", ".join(f"{t:.1f} s" for t in each))
+        if "error" in run or not run["same_output"]:
+            bad.append(name)
+    return bad
+
+
 def latency(data: Path, files: int = 20) -> dict[str, Any]:
     query = data / "count.rq"
     directory = data / "tiny"
@@ -221,7 +313,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", help="directory for generated data, kept (default: a temporary one)")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each throughput command (best kept)")
     parser.add_argument("--results", default=str(HERE / "results"), help="directory for the JSON results")
+    parser.add_argument("--scale-out", action="store_true", help="only section 4 (1M triples, 1,000 keys)")
+    parser.add_argument("--keys", type=int, default=1000, help="vehicles in --scale-out")
+    parser.add_argument("--batches", type=int, default=10, help="micro-batches in --scale-out")
     args = parser.parse_args(argv)
+    if args.scale_out:
+        return main_scale_out(args)
     lines = args.lines or (100_000 if args.quick else 1_000_000)
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
     data.mkdir(parents=True, exist_ok=True)
@@ -279,6 +376,35 @@ def main(argv: list[str] | None = None) -> int:
     results.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = results / f"{stamp}-spark{'-quick' if args.quick else ''}.json"
+    path.write_text(json.dumps(report, indent=2))
+    print(f"\nresults written to {path}")
+    if bad:
+        print("FAILED: " + ", ".join(bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+def main_scale_out(args: argparse.Namespace) -> int:
+    lines = args.lines or 1_000_000
+    data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
+    data.mkdir(parents=True, exist_ok=True)
+    try:
+        report = {
+            "date": _dt.datetime.now().isoformat(timespec="seconds"),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                        "load": os.getloadavg()},  # fmt: skip
+            "scale_out": scale_out(data, lines, args.keys, args.batches, max(1, args.repeat)),
+        }
+    finally:
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
+    report["machine"]["load_after"] = os.getloadavg()
+    bad = print_scale_out(report["scale_out"])
+    load = report["machine"]
+    print(f"load average before/after: {load['load'][0]:.1f} / {load['load_after'][0]:.1f}")
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-spark-scale-out.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"\nresults written to {path}")
     if bad:

@@ -108,7 +108,7 @@ def _drive(
             rows = got.to_pylist()
             for row in rows:
                 if row["kind"] == "mark" and row["payload"]:
-                    rebuilt += json.loads(row["payload"])["rebuilt"]
+                    rebuilt += json.loads(row["payload"]).get("rebuilt", 0)
             out.append([{k: v for k, v in row.items() if not (row["kind"] == "mark" and k == "payload")}
                         for row in rows])  # fmt: skip
             previous = index

@@ -36,7 +36,7 @@ import os
 import shutil
 import socket
 import tempfile
-import time as _time
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -255,10 +255,10 @@ def _engine(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, dict
     engine = _REGISTRY.pop((step.run, partition), None)
     stats: dict = {}
     if engine is None or engine.batch != step.previous:
-        started = _time.perf_counter()
+        started = time.perf_counter()
         engine, replayed = _rebuild(job, step, partition)
         if step.previous is not None:  # not the partition's first micro-batch
-            stats = {"rebuilt": 1, "replayed": replayed, "seconds": _time.perf_counter() - started}
+            stats = {"rebuilt": 1, "replayed": replayed, "seconds": time.perf_counter() - started}
     engine.results.clear()
     return engine, stats
 
@@ -305,6 +305,7 @@ def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.Record
             payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
             rows.append(("reject", None, json.dumps(payload), None, None, None, None))
         data = table.filter(pc.and_(pc.not_equal(key, REJECT_KEY), pc.invert(pc.starts_with(key, TICK))))
+    started = time.perf_counter()
     engine, stats = _engine(job, step, partition)
     engine.sync(step.clock)
     late = engine.engine.late
@@ -330,7 +331,8 @@ def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.Record
         logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
         _write_log(step, partition, logged, engine.keep_from())
         _keep(step, partition, engine)
-    mark = json.dumps(stats) if stats else ""
+    stats["engine"] = time.perf_counter() - started
+    mark = json.dumps(stats)
     rows.append(("mark", None, mark, step.clock.until, first, last, engine.engine.late - late))
     return pa.RecordBatch.from_pylist(
         [dict(zip(Merger.columns, row, strict=True)) for row in rows], OUT_SCHEMA
@@ -385,6 +387,9 @@ class ResidentMerger(Merger):
         self.closed_instant: int | None = None
         self.previous: int | None = None
         self.rebuilds = {"rebuilt": 0, "replayed": 0, "seconds": 0.0}
+        self.times = {"engine": 0.0, "job": 0.0, "merge": 0.0}
+        """Seconds in the partitions' steps (summed over partitions, rebuilds included), in the driver
+        waiting for each micro-batch's Spark job (key, shuffle, steps, hand-over), and merging."""
         self.on_close = self.finish
 
     def clock(self) -> Clock:
@@ -405,18 +410,22 @@ class ResidentMerger(Merger):
             if not admitted(self.stopping, self.checkpoint, batch_id):
                 return
             step = Step(self.run, self.logs, batch_id, self.previous, self.clock(), driver=self.driver)
+        started = time.perf_counter()
         table = self._run(keyed_rows(batch, self.job.plan), step)
+        self.times["job"] += time.perf_counter() - started
         self._take_stats(table)
         with self.lock:
             self.previous = batch_id
             self._advance_clock(table)
+        started = time.perf_counter()
         super().__call__(table, batch_id)
+        self.times["merge"] += time.perf_counter() - started
 
     def _take_stats(self, table: pa.Table) -> None:
         for row in table.to_pylist():
             if row["kind"] == "mark" and row["payload"]:
                 for name, value in json.loads(row["payload"]).items():
-                    self.rebuilds[name] += value
+                    (self.times if name == "engine" else self.rebuilds)[name] += value
 
     def _advance_clock(self, table: pa.Table) -> None:
         """The global clock after a micro-batch: a single engine's, from the partitions' first and last
@@ -468,14 +477,14 @@ class ResidentMerger(Merger):
             shutil.rmtree(self.logs, ignore_errors=True)
 
     def summary(self) -> list[str]:
-        lines = super().summary()
-        if self.rebuilds["rebuilt"]:
-            r = self.rebuilds
-            lines.append(
-                f"partitioned: {r['rebuilt']:,} partition engine rebuild(s), {r['replayed']:,} elements "
-                f"replayed in {r['seconds']:.2f} s"
-            )
-        return lines
+        r, t = self.rebuilds, self.times
+        return [
+            *super().summary(),
+            f"partitioned: {r['rebuilt']:,} partition engine rebuild(s), {r['replayed']:,} elements "
+            f"replayed in {r['seconds']:.2f} s",
+            f"partitioned: {t['engine']:.2f} s in the partitions' steps (summed), {t['job']:.2f} s in Spark "
+            f"jobs, {t['merge']:.2f} s merging in the driver",
+        ]
 
 
 __all__ = ["Clock", "ResidentMerger", "key_column", "keyed_rows"]

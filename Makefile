@@ -1,6 +1,9 @@
 # make demo: create .venv, install rsp, run a bundled example.  make test: the whole test suite.
 # make test-fast: every test but the Spark ones, for the edit-test loop.
 PYTHON ?= python3
+# pytest-xdist: one worker per core (CI has 2), each test file on one worker (its fixtures, e.g. the Spark
+# session, built once there); JOBS= runs in one process.
+JOBS ?= -n 2 --dist loadfile
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
@@ -64,13 +67,13 @@ browser:
 		fi; }
 
 test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
-	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
+	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS)
 
 # The edit-test loop: the suite without the tests marked spark or browser (no Spark session, no Java, no
-# Chromium), under 3 minutes on 2 cores. make test runs them too, and is what CI runs.
+# Chromium), about 4 minutes of CPU on two workers. make test runs them too, and is what CI runs.
 .PHONY: test-fast
 test-fast: $(STAMP) $(W3C) $(W3C_QUERY)
-	$(BIN)/python -m pytest -q -m "not spark and not browser"
+	$(BIN)/python -m pytest -q $(JOBS) -m "not spark and not browser"
 
 # Generated differential tests with fresh random cases until MINUTES are up; every disagreement is saved,
 # shrunk, as a golden case (tests/golden*/fuzz-*), and the exit code is 1 if there was one.

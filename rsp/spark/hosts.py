@@ -4,8 +4,9 @@ whichever of Spark's Python workers gets the task.
 
 Spark hands a task to whichever of its pooled Python workers is idle, so an engine kept in the worker
 (:data:`rsp.spark.resident._REGISTRY`) is found by the next micro-batch only when the same worker gets
-the partition again; otherwise it was rebuilt from the partition's recovery log (about a third of the
-partition tasks on local[2]). Here the task's worker is only a go-between: it sends the partition's rows
+the partition again; otherwise it was rebuilt from the partition's recovery log (10 to 17 of the 20
+partition tasks after the first micro-batch in ``benchmarks/spark.py`` runs on local[2]). Here the
+task's worker is only a go-between: it sends the partition's rows
 (Arrow IPC) over a Unix socket to the partition's host, which runs :func:`rsp.spark.resident.run_step`
 on the engine it holds and sends the rows for the driver back. The first task of a partition on a
 machine starts its host (``python -m rsp.spark.hosts``, in a session of its own: it outlives the worker);

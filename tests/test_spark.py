@@ -423,3 +423,40 @@ def test_jvm_warnings_stay_off_the_results(tmp_path: Path) -> None:
     assert done.stdout == _cli(tmp_path, "run", str(query), "--stream", str(stream), "--quiet")
     if warning in probe.stdout:  # the JVM warns here (no large pages): the warning went to stderr
         assert warning in done.stderr
+
+
+ATTACH_AND_STOP = """
+import shutil, sys
+from pathlib import Path
+from rsp.runtime import Engine
+from rsp.spark import attach, read_stream, session
+
+incoming, ontology, query_file = (Path(a) for a in sys.argv[1:4])
+engine = Engine(entailment="rdfs")
+engine.load_ontology(ontology)
+query = engine.register(query_file.read_text(), str(query_file))
+running = attach(query, read_stream(session(), str(incoming)), available_now=True)
+running.awaitTermination(120)
+running.stop()
+engine.close()
+print(len(list(query)))
+"""
+
+
+def test_a_query_attached_through_the_api_leaves_no_temporary_checkpoint(tmp_path: Path) -> None:
+    """attach() without a checkpoint gives Spark a temporary one; the caller stops the query, and the
+    temporary folder is gone when the process ends (rsp spark removes its own when the query stops)."""
+    import subprocess
+    import sys
+
+    incoming, scratch = tmp_path / "incoming", tmp_path / "tmp"
+    incoming.mkdir()
+    scratch.mkdir()
+    shutil.copy(BUILDING / "temperatures.nt", incoming / "a.nt")
+    done = subprocess.run(
+        [sys.executable, "-c", ATTACH_AND_STOP, str(incoming), str(ONTOLOGY), str(BUILDING / "hot-rooms.rq")],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, TMPDIR=str(scratch)),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 0  # the query answered
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("rsp-spark-checkpoint-")]

@@ -7,6 +7,7 @@ given to the feeder, which orders and pushes it into the engine.
 
 from __future__ import annotations
 
+import atexit
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -61,6 +62,9 @@ def start(
     temporary = None
     if checkpoint is None:
         temporary = checkpoint = tempfile.mkdtemp(prefix="rsp-spark-checkpoint-")
+        # rsp spark removes it when the query stops (cleanup); a query attached through the API, which
+        # its caller stops, leaves it to the end of the process
+        atexit.register(shutil.rmtree, temporary, ignore_errors=True)
     query = writer.option("checkpointLocation", checkpoint).start()
     if temporary is not None:
         feeder.temporary = temporary

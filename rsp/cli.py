@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rsp import __version__
-from rsp.errors import LateElementError, Position, ProgramError, RspError, StreamError
+from rsp.errors import Position, ProgramError, RspError, StreamError
 
 LARS_EXAMPLE = """example:
   rsp lars examples/cooling/cooling.lars --stream examples/cooling/temps.stream --format text
@@ -455,6 +455,7 @@ def _declared_prefixes(path: str) -> dict[str, str]:
 def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     import heapq
 
+    from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
 
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
@@ -479,30 +480,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     for iri, _path in pairs:
         files_per_stream[iri] = files_per_stream.get(iri, 0) + 1
     sources = [iri if files_per_stream[iri] == 1 else f"{iri} {path}" for iri, path in pairs]
-    # the batch being pushed, so that the engine's late elements are reported with their file and line
-    # [stream order, line numbers, time, indices of the batch reported late, index of a --late fail]
-    pushing: list = [0, [], 0, set(), 0]
-
-    def closed() -> int | None:
-        instants = [h.closed_until for h in handles if h.closed_until is not None]
-        return max(instants) if instants else None
-
-    def late(handle, index: int) -> None:
-        """Element ``index`` of the batch is late for query ``handle``: reported once per line."""
-        order, lines, time_, reported, _failing = pushing
-        if args.late == "fail":
-            pushing[4] = index
-            return
-        if index in reported:  # late for another query too
-            return
-        reported.add(index)
-        counters[order].late += 1
-        message = _late_message(time_, handle.closed_until)
-        if len(handles) > 1:
-            message += f" for query {handle.name}"
-        report(StreamError(message + ", dropped", Position(pairs[order][1], lines[index])))
-
-    engine._late_at = late
+    late = LateLines(engine, report)  # late lines reported with their file and line
     # one reject file for every stream (each reader would truncate a path of its own)
     rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
     try:
@@ -524,13 +502,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         # each file is read in its own order; the files are merged by the times of the batches read next
         for time_, order, triples, lines in heapq.merge(*readers):
             elements += len(triples)
-            pushing[:] = order, lines, time_, set(), 0
-            try:
-                engine.push(triples, time_, pairs[order][0], source=sources[order], plain=True)
-            except LateElementError:  # --late fail; every instant closed before is written already
-                counters[order].late += 1
-                position = Position(pairs[order][1], lines[pushing[4]])
-                raise LateElementError(_late_message(time_, closed()), position) from None
+            iri, path = pairs[order]
+            late.push(triples, time_, iri, sources[order], counters[order], path, lines)
         engine.close()
         progress.close(query.closed_until, elements)
         for writer in writers:
@@ -546,10 +519,6 @@ def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                     advice = " (the rejected lines were skipped: --reject FILE keeps them to fix and replay)"
                 print(counter.summary(path) + advice, file=sys.stderr)
     return 0
-
-
-def _late_message(time_: int, closed: int | None) -> str:
-    return f"late element at time {time_} (instant {closed} is already closed)"
 
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:

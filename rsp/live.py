@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from rsp.errors import LateElementError, Position, StreamError
+from rsp.errors import Position, StreamError
 
 POLL = 0.1
 """Seconds between two looks at a followed file that has no new line."""
@@ -267,6 +267,7 @@ class _Stream:
 def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, out: TextIO) -> int:
     """``rsp run`` over live sources (see the module docstring); ``engine``, ``handles``, ``writers`` and
     ``pairs`` as :func:`rsp.cli.open_queries` returns them."""
+    from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_batches
 
     idle = idle_timeout(args)
@@ -279,42 +280,17 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         handle.subscribe(lambda _result: instants.__setitem__(0, instants[0] + 1))
     streams: list[_Stream] = []
     elements = 0
-    pushing: list = [None, [], 0, set(), 0]  # stream, line numbers, time, indices reported, failing index
 
     def report(error: StreamError) -> None:
         print(error, file=sys.stderr)
 
-    def closed() -> int | None:
-        done = [h.closed_until for h in handles if h.closed_until is not None]
-        return max(done) if done else None
-
-    def late(handle, index: int) -> None:
-        """Element ``index`` of the batch pushed is late for ``handle``: reported once per line."""
-        stream, numbers, time_, reported, _failing = pushing
-        if args.late == "fail":
-            pushing[4] = index
-            return
-        if index in reported:  # late for another query too
-            return
-        reported.add(index)
-        stream.counters.late += 1
-        message = f"late element at time {time_} (instant {handle.closed_until} is already closed"
-        message += f" for query {handle.name}), dropped" if len(handles) > 1 else "), dropped"
-        report(StreamError(message, Position(stream.source.name, numbers[index])))
-
-    engine._late_at = late  # rsp run's hook (rsp.cli._cmd_run)
+    late = LateLines(engine, report)  # late lines reported with their file and line, as rsp run does
 
     def push(stream: _Stream, batch: tuple) -> None:
         nonlocal elements
         time_, triples, numbers = batch
         elements += len(triples)
-        pushing[:] = stream, numbers, time_, set(), 0
-        try:
-            engine.push(triples, time_, stream.iri, source=stream.scope, plain=True)
-        except LateElementError:
-            stream.counters.late += 1
-            message = f"late element at time {time_} (instant {closed()} is already closed)"
-            raise LateElementError(message, Position(stream.source.name, numbers[pushing[4]])) from None
+        late.push(triples, time_, stream.iri, stream.scope, stream.counters, stream.source.name, numbers)
 
     def release() -> None:
         """Push the complete batches whose turn has come (the merge of ``rsp run`` over files)."""

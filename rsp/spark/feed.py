@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 
 from rsp.errors import LateElementError, Position, StreamError
 from rsp.io import atoms as atom_lines
+from rsp.io.late import late_message
 from rsp.io.ntriples import ReadCounters, parse_line
 from rsp.spark.checkpoint import QUERY_LOG_COLUMNS, Checkpoint, read_program_log, read_query_log
 
@@ -457,7 +458,7 @@ class QueryFeeder(Feeder):
             row = pushing.locate(time)
             self.counters[pushing.index].late += 1
             if self.on_late is not None:
-                message = _late_message(time, self._closed(pushing.index, time)) + ", dropped"
+                message = late_message(time, self._closed(pushing.index, time)) + ", dropped"
                 self.on_late(StreamError(message, self._position(pushing, row)))
         if self._engine_on_late is not None:
             self._engine_on_late(time, triple)
@@ -470,7 +471,7 @@ class QueryFeeder(Feeder):
             return LateElementError(error.message, Position(self.sources[pushing.index]))
         time, closed = error.time, error.instant
         return LateElementError(
-            _late_message(time, closed),
+            late_message(time, closed),
             self._position(pushing, pushing.first(time)),
             time=time,
             instant=closed,
@@ -534,11 +535,6 @@ class QueryFeeder(Feeder):
     def finish(self) -> None:
         """Close the engine, so the last instants are computed and emitted."""
         self.engine.close()
-
-
-def _late_message(time: int, closed: int | None) -> str:
-    """What a late element is told, in ``rsp run``'s words."""
-    return f"late element at time {time} (instant {closed} is already closed)"
 
 
 @dataclasses.dataclass

@@ -57,13 +57,26 @@ class Table:
     reads slices of it (semi-naive evaluation) and clears it when time advances.
     """
 
-    __slots__ = ("name", "entries", "indexes", "delta", "queue", "_index_list", "batch", "extended")
+    __slots__ = (
+        "name",
+        "entries",
+        "indexes",
+        "delta",
+        "queue",
+        "_index_list",
+        "batch",
+        "extended",
+        "_insert",
+        "_remove",
+    )
 
     def __init__(self, name: str, queue: ExpiryQueue) -> None:
         self.name = name
         self.entries: dict[tuple, int] = {}
         self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
         self._index_list: list[tuple[tuple[int, ...], dict]] = []
+        self._insert = self._remove = _no_index
+        """Add a new key to every index / take a deleted one out (generated for the table's indexes)."""
         self.delta: list[tuple] = []
         self.queue = queue
         self.batch = _BatchExpiry(self)
@@ -80,6 +93,7 @@ class Table:
                 index.setdefault(tuple(key[i] for i in positions), {})[key] = None
             self.indexes[positions] = index
             self._index_list.append((positions, index))
+            self._insert, self._remove = _index_functions(self._index_list)
         return index
 
     def update(self, key: tuple, horizon: int) -> bool:
@@ -88,13 +102,7 @@ class Table:
         old = entries.get(key)
         if old is None:
             entries[key] = horizon
-            for positions, index in self._index_list:
-                sub = tuple(key[i] for i in positions)
-                bucket = index.get(sub)
-                if bucket is None:
-                    index[sub] = {key: None}
-                else:
-                    bucket[key] = None
+            self._insert(key)
         elif horizon > old:
             entries[key] = horizon
             self.extended += 1
@@ -132,22 +140,22 @@ class Table:
 
     def update_pairs(self, pairs: list[tuple[tuple, int]]) -> None:
         """:meth:`update` for (key, horizon) pairs; keys that grew are queued in one batch per horizon."""
-        if self._index_list:
-            for key, horizon in pairs:
-                self.update(key, horizon)
-            return
         entries = self.entries
+        get = entries.get
         delta = self.delta
+        insert = self._insert if self._index_list else None
         grown: dict[int, list[tuple]] = {}
         # A key may come twice with two horizons (two derivations of one atom): it then sits in the
         # batches of both, stored with the later one. Batches get the stamp from before the loop, so
         # that any extension here sends them to the per-key check (expired once, at its latest horizon).
         stamp = self.extended
         for key, horizon in pairs:
-            old = entries.get(key)
+            old = get(key)
             if old is None or horizon > old:
                 if old is not None:
                     self.extended += 1
+                elif insert is not None:
+                    insert(key)
                 entries[key] = horizon
                 delta.append(key)
                 batch = grown.get(horizon)
@@ -164,15 +172,42 @@ class Table:
         if entries.get(key) != horizon:
             return
         del entries[key]
-        for positions, index in self._index_list:
-            sub = tuple(key[i] for i in positions)
-            bucket = index[sub]
-            del bucket[key]
-            if not bucket:
-                del index[sub]
+        self._remove(key)
 
     def __repr__(self) -> str:
         return f"Table({self.name}, {len(self.entries)} entries)"
+
+
+def _no_index(key: tuple) -> None:
+    """Index maintenance of a table without indexes."""
+
+
+def _index_functions(index_list: list[tuple[tuple[int, ...], dict]]) -> tuple:
+    """``insert(key)`` and ``remove(key)`` for these indexes, generated as straight-line code: a fact
+    costs one call whatever the number of indexes, with each index's key built by one tuple display."""
+    namespace: dict = {}
+    insert, remove = ["def insert(key):"], ["def remove(key):"]
+    for n, (positions, index) in enumerate(index_list):
+        namespace[f"I{n}"] = index
+        sub = "(" + "".join(f"key[{i}], " for i in positions) + ")"
+        insert += [
+            f"    s = {sub}",
+            f"    b = I{n}.get(s)",
+            "    if b is None:",
+            f"        I{n}[s] = {{key: None}}",
+            "    else:",
+            "        b[key] = None",
+        ]
+        remove += [
+            f"    s = {sub}",
+            f"    b = I{n}[s]",
+            "    del b[key]",
+            "    if not b:",
+            f"        del I{n}[s]",
+        ]
+    code = compile("\n".join(insert + remove), "<table indexes>", "exec")
+    exec(code, namespace)  # noqa: S102 - generated from index positions only
+    return namespace["insert"], namespace["remove"]
 
 
 def _drop(entries: dict, keys: list, horizon: int) -> None:
@@ -198,8 +233,17 @@ class _BatchExpiry:
         keys, stamp = batch
         table = self.table
         if table._index_list:
-            for key in keys:
-                table.expire(key, horizon)
+            entries, remove = table.entries, table._remove
+            if stamp == table.extended:
+                for key in keys:
+                    del entries[key]
+                    remove(key)
+            else:
+                get = entries.get
+                for key in keys:
+                    if get(key) == horizon:
+                        del entries[key]
+                        remove(key)
         elif stamp == table.extended:
             deque(map(table.entries.__delitem__, keys), maxlen=0)
         else:

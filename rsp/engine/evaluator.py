@@ -120,6 +120,7 @@ class Engine:
         self.stream_preds: set[Sig] = set()
         self._off_preds: dict[Sig, int] = {}
         self._rules_of: dict[Sig, list[RulePlan]] = {}
+        self._shared_cells: dict[Sig, list] = {}
         self._at_readers_now: dict[Sig, list[tuple[int | None, Table]]] = {}
         self._program_sigs = program_sigs(prog)
         self._program_names = {sig[0] for sig in self._program_sigs}
@@ -143,6 +144,10 @@ class Engine:
                     sp.plans.remove(plan)
             for plan in sp.plans:
                 plan.guards = _guards(plan)
+        self.shared: set[Sig] = set()
+        """Intensional predicates whose ``now`` facts are their plain formula table (see :meth:`_share`)."""
+        for pred in self.facts:
+            self._share(pred)
 
     def _alias(self, plan: RulePlan) -> bool:
         """A predicate defined only by ``q(X…) :- F(X…)`` (one body formula, same distinct variables in
@@ -167,6 +172,23 @@ class Engine:
         self.facts[pred].now = literal.table.entries
         self.aliases[pred] = literal.table
         return True
+
+    def _share(self, pred: Sig) -> None:
+        """A predicate read only plainly (``p(X…)`` in bodies, no window) and derived by no ``@T`` head:
+        its facts that hold now are exactly its plain formula table's entries with their horizons, so
+        the two are one dict, filled once per derivation and expired once. (Stream atoms and ``@c``
+        facts of the predicate go to the table with horizon t and to the fixed facts at t: the atoms
+        holding at t, and every count, stay the same.)"""
+        readers = self.readers.get(pred)
+        if pred in self.aliases or pred in self.at_head_preds or not readers or len(readers) != 1:
+            return
+        op, _size, table = readers[0]
+        if op is not Op.PLAIN:
+            return
+        self.facts[pred].now = table.entries
+        self.aliases[pred] = table
+        self.shared.add(pred)
+        self._shared_cells[pred][0] = table
 
     def _at_tables(self) -> set[Table]:
         return {table for key, table in self.tables.items() if key[1] is Op.AT}
@@ -231,8 +253,12 @@ class Engine:
 
     def _emitter(self, pred: Sig, facts: FactTable):
         readers = self.readers.setdefault(pred, [])
+        shared = self._shared_cells.setdefault(pred, [None])  # the plain table, once _share decides
 
         def emit(derived: list[tuple[tuple, int]]) -> None:
+            if shared[0] is not None:
+                shared[0].update_pairs(derived)
+                return
             grown = facts.add_now_many(derived, bool(readers))
             if grown and readers:
                 t = self.t
@@ -358,7 +384,7 @@ class Engine:
             for pred, rows in self.background.items():
                 facts = self.facts.get(pred)
                 for args in rows:
-                    if facts is not None:
+                    if facts is not None and pred not in self.shared:
                         facts.add_now(args, NEVER)
                     self._feed_now(pred, args, NEVER)
         self._reinject_at(t)

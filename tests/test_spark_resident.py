@@ -1,8 +1,11 @@
 """The resident partition engines of ``rsp spark --partition-by`` (rsp/spark/resident.py):
 
-* the key Spark SQL gives each line (:func:`rsp.spark.resident.keyed_rows`, Spark's regex parse then
-  rsp's parser for the lines the regex did not take) equals :meth:`rsp.query.partition.KeyPlan.key`
-  of the triple rsp's N-Triples parser reads, on generated plans and lines (one local SparkSession);
+* the key each line gets (Spark SQL's :func:`rsp.spark.resident.keyed_rows` after Spark's regex parse;
+  for the lines the regex did not take, rsp's parser in every partition's step,
+  :func:`rsp.spark.resident.recheck_rows`) equals :meth:`rsp.query.partition.KeyPlan.key` of the triple
+  rsp's N-Triples parser reads, on generated plans and lines (one local SparkSession), and a partition
+  keeps exactly the keys Spark's hash partitioning gives it (:mod:`rsp.spark.hashing` against Spark's
+  ``pmod(hash(key), n)`` on generated strings);
 * a partition engine rebuilt from its recovery log (the Python worker that gets the partition does not
   hold its engine: another worker ran it, or the registry was lost) gives, micro-batch after
   micro-batch, exactly the rows of the engine that stayed resident, on generated streams and worker
@@ -31,6 +34,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
 from rsp.spark import resident  # noqa: E402
+from rsp.spark.hashing import partition_of, spark_hash  # noqa: E402
 from rsp.spark.partitioned import REJECT_KEY, Job  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
@@ -62,12 +66,13 @@ class _Task:
 def _table(elements: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
     """A micro-batch's rows for one partition, as keyed_rows gives them (plus the tick row)."""
     rows = [
-        {"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None, "reason": None}
+        {"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None, "arrival": None}
         for t, s, p, o in elements
     ]
     rows.append({"key": resident.TICK + "0", **{name: None for name in resident.ROW_COLUMNS[1:]}})
     schema = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
-                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file", "reason"))])  # fmt: skip
+                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
+                        ("arrival", pa.int64())])  # fmt: skip
     return pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
@@ -331,13 +336,51 @@ def test_spark_key_column_equals_key_plan(spark, cases: list[tuple[KeyPlan, list
             "value string, file string, file_time timestamp, block long, arrival long",
         ).coalesce(1)
         parsed = parse_lines(frame).withColumn("stream", F.lit(index))
-        frames.append(resident.keyed_rows(parsed, plan))
+        frames.append(resident.keyed_rows(parsed, plan, TICKS))
     keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
     for index, (plan, lines) in enumerate(cases):
         with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
-            got = sorted(  # a malformed line goes with its text and reason only (the terms Spark read go unused)
-                ((r.key, None, None, None, None, r.line, True) if r.reason is not None
-                 else (r.key, r.time, r.s, r.p, r.o, r.line, False) for r in keyed if r.stream == index),
-                key=repr,
-            )  # fmt: skip
-            assert got == _expected_keys(plan, lines)
+            rows = [r for r in keyed if r.stream == index]
+            got = [(r.key, r.time, r.s, r.p, r.o, None, False) for r in rows if r.line is None]
+            unparsed = [r for r in rows if r.line is not None]
+            # a line Spark's regex did not take goes to every partition, once, under its tick key
+            assert sorted(r.key for r in unparsed) == sorted(TICKS * (len(unparsed) // len(TICKS)))
+            for partition, tick in enumerate(TICKS):
+                table = pa.Table.from_pylist([r.asDict() for r in unparsed if r.key == tick])
+                if not table.num_rows:
+                    continue
+                elements, rejects = resident.recheck_rows(table, plan, partition, len(TICKS))
+                for time, _stream, s, p, o in zip(*elements.to_pydict().values(), strict=True):
+                    got.append((plan.key(s, p, o), time, s, p, o, None, False))
+                    assert partition_of(plan.key(s, p, o), len(TICKS)) == partition
+                got.extend((REJECT_KEY, None, None, None, None, r["line"], True) for r in rejects)
+            assert sorted(got, key=repr) == _expected_keys(plan, lines)
+
+
+TICKS = [resident.TICK + str(i) for i in range(3)]
+"""Three partitions' tick keys (the test keys rows without a shuffle: any three distinct keys do)."""
+
+
+@pytest.mark.generated
+@settings(
+    max_examples=examples(3), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    keys=st.lists(
+        st.one_of(
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+            st.sampled_from(TERMS).map(lambda t: t + "x" * 3),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+@example(keys=["", "a", "ab", "abc", "abcd", "abcde", "é", "日本", "\U0001F600z", resident.TICK + "1"])
+def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> None:
+    """rsp.spark.hashing.partition_of gives a key the shuffle partition Spark's repartition(n, key)
+    gives it, pmod(hash(key), n) (the hash is Spark's own Murmur3 variant), for several n."""
+    frame = spark.createDataFrame([(k,) for k in keys], "k string")
+    columns = [F.hash("k").alias("h"), *(F.pmod(F.hash("k"), F.lit(n)).alias(f"p{n}") for n in (1, 2, 3, 7))]
+    for row in frame.select("k", *columns).collect():
+        assert spark_hash(row.k) == row.h, row.k
+        assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k

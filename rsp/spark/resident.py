@@ -3,10 +3,12 @@ Python workers across micro-batches, and a micro-batch costs what its triples co
 
 Each micro-batch (``foreachBatch``) is one Spark job:
 
-1. the stream's parsed lines are keyed in Spark SQL (:func:`key_column`: the subject or the object by
-   predicate, as :class:`rsp.query.partition.KeyPlan` says); the few lines Spark's regex did not take
-   are re-checked by rsp's parser in an Arrow UDF (:func:`_recheck`), malformed ones travel under the
-   empty key to be reported;
+1. the stream's parsed lines are keyed in Spark SQL (:func:`keyed_rows`, :func:`key_column`: the
+   subject or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says), no Python on
+   the way; the few lines Spark's regex did not take go to every partition under its tick key, and
+   each partition's step parses them with rsp's parser (:func:`recheck_rows`), keeps the elements of
+   the keys Spark's shuffle gives it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the
+   malformed ones;
 2. the rows are hash-partitioned by key into ``N`` partitions (``spark.sql.shuffle.partitions``), with
    one *tick* row per partition so that every partition runs even without data, and
    ``mapInArrow`` runs :func:`_step` on each: **one engine per partition** holding all of its keys (the
@@ -49,11 +51,12 @@ from pyspark.sql import functions as F
 
 from rsp.query.partition import RDF_TYPE, KeyPlan
 from rsp.spark.feed import admitted, display_path, recheck_triple
-from rsp.spark.partitioned import OUTPUT_SCHEMA, REJECT_KEY, Job, Merger
+from rsp.spark.hashing import partition_of
+from rsp.spark.partitioned import OUTPUT_SCHEMA, Job, Merger
 
 TICK = "\u0000tick"
 """Keys of the tick rows (one per partition: every partition runs in every micro-batch)."""
-ROW_COLUMNS = ("key", "time", "stream", "s", "p", "o", "line", "file", "reason")
+ROW_COLUMNS = ("key", "time", "stream", "s", "p", "o", "line", "file", "arrival")
 LOG_SCHEMA = pa.schema([("time", pa.int64()), ("stream", pa.int32()), ("s", pa.string()),
                         ("p", pa.string()), ("o", pa.string())])  # fmt: skip
 
@@ -75,57 +78,53 @@ def key_column(plan: KeyPlan, s: Column, p: Column, o: Column) -> Column:
     return F.lit(None).cast("string") if key is None else key
 
 
-RECHECK_SCHEMA = "time long, s string, p string, o string, reason string"
-
-
-def _recheck(line: pa.Array, arrival: pa.Array) -> pa.Array:
-    """The lines Spark's regex did not take (null elsewhere), parsed by rsp: time, terms or reason."""
-    out: dict[str, list] = {name: [] for name in ("time", "s", "p", "o", "reason")}
-    for text, at in zip(line.to_pylist(), arrival.to_pylist(), strict=True):
-        parsed, reason = None, None
-        if text is not None:
-            try:
-                parsed = recheck_triple(text, at)
-            except ValueError as err:
-                reason = str(err)
-        time, triple = parsed if parsed is not None else (None, (None, None, None))
-        for name, value in zip(out, (time, *triple, reason), strict=True):
-            out[name].append(value)
-    return pa.StructArray.from_arrays(
-        [
-            pa.array(out["time"], pa.int64()),
-            *(pa.array(out[n], pa.string()) for n in ("s", "p", "o", "reason")),
-        ],
-        names=list(out),
-    )
-
-
-def keyed_rows(frame: DataFrame, plan: KeyPlan) -> DataFrame:
-    """A parsed stream's rows with their key (see the module docstring, step 1)."""
-    from pyspark.sql.functions import arrow_udf
-
+def keyed_rows(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
+    """A parsed stream's rows with their key, in Spark SQL alone (see the module docstring, step 1): a
+    line Spark's regex took gets its key (rows no pattern can match are left out); a line it did not
+    take goes to every partition, under the partition's tick key ``ticks[i]``, with its text, file and
+    arrival time, for the partition's step to parse (:func:`recheck_rows`)."""
     if "stream" not in frame.columns:
         frame = frame.withColumn("stream", F.lit(0).cast("int"))
-    recheck = arrow_udf(_recheck, RECHECK_SCHEMA)
-    unparsed = F.col("s").isNull() | F.col("time").isNull()
-    fixed = frame.select(
-        "*", F.when(unparsed & F.col("line").isNotNull(), recheck(F.col("line"), F.col("arrival"))).alias("r")
-    )
-    s = F.coalesce(F.col("s"), F.col("r.s"))
-    p = F.coalesce(F.col("p"), F.col("r.p"))
-    o = F.coalesce(F.col("o"), F.col("r.o"))
-    reason = F.col("r.reason")
-    key = F.when(reason.isNotNull(), F.lit(REJECT_KEY)).otherwise(key_column(plan, s, p, o))
-    rows = fixed.select(
-        key.alias("key"),
-        F.when(reason.isNull(), F.coalesce(F.col("time"), F.col("r.time"))).alias("time"),
+    unparsed = F.col("line").isNotNull()
+    key = key_column(plan, F.col("s"), F.col("p"), F.col("o"))
+    keys = F.when(unparsed, F.array(*(F.lit(t) for t in ticks))).when(key.isNotNull(), F.array(key))
+    return frame.select(
+        F.explode(keys).alias("key"),
+        "time",
         F.col("stream").cast("int").alias("stream"),
-        s.alias("s"), p.alias("p"), o.alias("o"),
-        F.when(reason.isNotNull(), F.col("line")).alias("line"),
-        F.when(reason.isNotNull(), F.col("file")).alias("file"),
-        reason.alias("reason"),
+        "s", "p", "o",
+        F.when(unparsed, F.col("line")).alias("line"),
+        F.when(unparsed, F.col("file")).alias("file"),
+        F.when(unparsed, F.col("arrival")).alias("arrival"),
     )  # fmt: skip
-    return rows.where(F.col("key").isNotNull())
+
+
+def recheck_rows(
+    table: pa.Table, plan: KeyPlan, partition: int, partitions: int
+) -> tuple[pa.Table, list[dict]]:
+    """The lines Spark's regex did not take (rows with a ``line``), as every partition receives them,
+    parsed by rsp: the elements of this partition's keys (the partition Spark's shuffle gives the key,
+    :func:`rsp.spark.hashing.partition_of`), as ``time, stream, s, p, o`` rows, and the malformed lines
+    (``line, file, reason``), which partition 0 alone reports."""
+    elements: dict[str, list] = {name: [] for name in LOG_SCHEMA.names}
+    rejects = []
+    lines = table.select(["stream", "line", "file", "arrival"]).to_pylist()
+    for row in lines:
+        try:
+            parsed = recheck_triple(row["line"], row["arrival"])
+        except ValueError as err:
+            if partition == 0:
+                rejects.append({"line": row["line"], "file": row["file"], "reason": str(err)})
+            continue
+        if parsed is None:
+            continue
+        time, triple = parsed
+        key = plan.key(*triple)
+        if key is None or partition_of(key, partitions) != partition:
+            continue
+        for name, value in zip(elements, (time, row["stream"], *triple), strict=True):
+            elements[name].append(value)
+    return pa.table(elements, schema=LOG_SCHEMA), rejects
 
 
 @dataclass(frozen=True)
@@ -153,6 +152,8 @@ class Step:
     """At the end of the input: close the instants up to this one (no data comes)."""
     driver: tuple[str, int] | None = None
     """The driver's host name and process id (an engine host on its machine exits when it is gone)."""
+    partitions: int = 1
+    """The number of shuffle partitions (where Spark puts a key: :func:`rsp.spark.hashing.partition_of`)."""
 
 
 class PartitionEngine:
@@ -299,12 +300,14 @@ def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.Record
     rows: list[tuple] = []
     data = table
     if table.num_rows:
-        key = table.column("key")
-        rejects = table.filter(pc.equal(key, REJECT_KEY))
-        for row in rejects.select(["line", "file", "reason"]).to_pylist():
-            payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
-            rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-        data = table.filter(pc.and_(pc.not_equal(key, REJECT_KEY), pc.invert(pc.starts_with(key, TICK))))
+        unparsed = pc.is_valid(table.column("line")) if "line" in table.column_names else None
+        data = table.filter(pc.invert(pc.starts_with(table.column("key"), TICK)))
+        if unparsed is not None and pc.any(unparsed).as_py():
+            rechecked, rejects = recheck_rows(table.filter(unparsed), job.plan, partition, step.partitions)
+            for row in rejects:
+                payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
+                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
+            data = pa.concat_tables([data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA), rechecked])
     started = time.perf_counter()
     engine, stats = _engine(job, step, partition)
     engine.sync(step.clock)
@@ -379,6 +382,7 @@ class ResidentMerger(Merger):
         self.job = job
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
         self.ticks = tick_keys(spark, self.partitions)
+        self._ticks: DataFrame | None = None
         self.run = uuid.uuid4().hex
         self.driver = (socket.gethostname(), os.getpid())
         self.own_logs = logs is None
@@ -397,9 +401,11 @@ class ResidentMerger(Merger):
         return Clock(self.start, self.closed_instant, self.last)
 
     def _tick_frame(self) -> DataFrame:
-        schema = ("key string, time long, stream int, s string, p string, o string, line string, "
-                  "file string, reason string")  # fmt: skip
-        return self.spark.createDataFrame([(k, *([None] * 8)) for k in self.ticks], schema)
+        if self._ticks is None:  # made once: a DataFrame from Python rows costs a round trip to the JVM
+            schema = ("key string, time long, stream int, s string, p string, o string, line string, "
+                      "file string, arrival long")  # fmt: skip
+            self._ticks = self.spark.createDataFrame([(k, *([None] * 8)) for k in self.ticks], schema)
+        return self._ticks
 
     def _run(self, frame: DataFrame, step: Step) -> pa.Table:
         rows = frame.unionByName(self._tick_frame()).repartition(self.partitions, "key")
@@ -409,9 +415,10 @@ class ResidentMerger(Merger):
         with self.lock:
             if not admitted(self.stopping, self.checkpoint, batch_id):
                 return
-            step = Step(self.run, self.logs, batch_id, self.previous, self.clock(), driver=self.driver)
+            step = Step(self.run, self.logs, batch_id, self.previous, self.clock(), driver=self.driver,
+                        partitions=self.partitions)  # fmt: skip
         started = time.perf_counter()
-        table = self._run(keyed_rows(batch, self.job.plan), step)
+        table = self._run(keyed_rows(batch, self.job.plan, self.ticks), step)
         self.times["job"] += time.perf_counter() - started
         self._take_stats(table)
         with self.lock:
@@ -466,7 +473,8 @@ class ResidentMerger(Merger):
         final = self.final_instant()
         if final is not None:
             batch = (self.previous or 0) + 1
-            step = Step(self.run, self.logs, batch, self.previous, self.clock(), final, self.driver)
+            step = Step(self.run, self.logs, batch, self.previous, self.clock(), final, self.driver,
+                        self.partitions)  # fmt: skip
             table = self._run(self._tick_frame().where(F.lit(False)), step)
             self._take_stats(table)
             for row in table.to_pylist():

@@ -15,6 +15,7 @@ consumer sees every instant as soon as it is computed.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import os
@@ -183,6 +184,37 @@ def _triple_line(triple: Triple) -> str:
     return f"{_clean(s)} {_clean(p)} {_clean(o)} ."
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)
+def _term_json(term: object) -> str:
+    """The JSON string of a term's N-Triples text (a term recurs in many solutions: made once)."""
+    return json.dumps(_clean(term), ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _name_json(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)
+
+
+def _solution_json(variables: Sequence[str], solution: Mapping[str, object]) -> str:
+    """``json.dumps(_row(variables, solution), ensure_ascii=False)``, from each term's JSON text.
+
+    >>> row = {"x": "<http://a>", "y": 'say "hi"\u00e9', "z": None}
+    >>> _solution_json(("x", "y", "z"), row) == json.dumps(_row(("x", "y", "z"), row), ensure_ascii=False)
+    True
+    """
+    names = variables or list(solution)
+    parts = []
+    for v in dict.fromkeys(names) if len(set(names)) != len(names) else names:
+        value = solution.get(v)
+        if value is not None:
+            try:
+                text = _term_json(value)
+            except TypeError:  # not hashable: no cache
+                text = json.dumps(_clean(value), ensure_ascii=False)
+            parts.append(f"{_name_json(v)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
 def _row(variables: Sequence[str], solution: Mapping[str, object]) -> dict[str, Term]:
     """The solution's bound variables in projection order (all of them when no order is known)."""
     names = variables or list(solution)
@@ -245,17 +277,16 @@ class JsonLinesWriter(ResultWriter):
         """Each solution's JSON text; a :class:`SharedSolution` seen at the last instant keeps its text."""
         cache = self._cache if self._cache_variables == variables and self._cache is not None else {}
         kept: dict[int, tuple[SharedSolution, str]] = {}
-        dumps = json.dumps
         texts = []
         for row in rows:
             if type(row) is SharedSolution:
                 entry = cache.get(id(row))
                 if entry is None or entry[0] is not row:
-                    entry = (row, dumps(_row(variables, row), ensure_ascii=False))
+                    entry = (row, _solution_json(variables, row))
                 kept[id(row)] = entry
                 texts.append(entry[1])
             else:
-                texts.append(dumps(_row(variables, row), ensure_ascii=False))
+                texts.append(_solution_json(variables, row))
         self._cache, self._cache_variables = kept, variables
         return texts
 

@@ -168,6 +168,15 @@ def step(job, step, partition: int, table: pa.Table) -> pa.RecordBatch:
     return run_step(job, step, partition, table)
 
 
+def warm(run: str, partition: int, driver: tuple[str, int]) -> None:
+    """Start the partition's host (or reach it) before the run's first micro-batch, telling it the
+    driver (it exits when the driver is gone, as after a step)."""
+    sock = _connect(run, partition)
+    if sock is not None:
+        with sock:
+            _send(sock, pickle.dumps(("warm", driver)))
+
+
 def _gone(driver: tuple[str, int] | None) -> bool:
     """Whether the run's driver process, on this machine, has ended (killed: its hosts go too)."""
     if driver is None or driver[0] != socket.gethostname():
@@ -184,6 +193,7 @@ def _gone(driver: tuple[str, int] | None) -> bool:
 def serve(home: Path, partition: int, run: str) -> None:
     """The host's loop: one request at a time until the run's last step or ``RSP_SPARK_HOST_IDLE``
     seconds without one."""
+    import rsp.runtime  # noqa: F401 - the engine, imported before the first step comes
     from rsp.spark.resident import run_step
 
     path = home / f"part-{partition}.sock"
@@ -206,7 +216,11 @@ def serve(home: Path, partition: int, run: str) -> None:
             with sock:
                 sock.settimeout(None)
                 try:
-                    job, step, part = pickle.loads(_receive(sock))  # noqa: S301 - from our own tasks
+                    request = pickle.loads(_receive(sock))  # noqa: S301 - from our own tasks
+                    if request[0] == "warm":  # started before the first micro-batch (see warm)
+                        driver = request[1]
+                        continue
+                    job, step, part = request
                     driver = step.driver
                     table = _table(_receive(sock))
                 except (OSError, EOFError):

@@ -136,6 +136,12 @@ class Clock:
     start: int | None
     closed: int | None
     until: int | None
+    lead: tuple | None = None
+    """While no instant is closed: the micro-batch's first element over every partition, ``(time,
+    stream, s, p, o)`` in the order one engine takes them (:meth:`ResidentMerger.lead`; None: not
+    known, or an instant is closed). An element that moves the first instant back behind a newer one
+    closes the instants up to that one, in every partition, and the elements after it older than them
+    are late."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +187,36 @@ class PartitionEngine:
         ):
             h._next_instant = start
         if clock.until is not None:
+            if h._last_element is None or h._last_element < clock.until:
+                h._last_element = clock.until  # the stream's newest element, of any partition
             self.engine.advance(clock.until)
+
+    def lead(self, lead: tuple | None, data: pa.Table) -> tuple[pa.Table, pa.Table]:
+        """What the micro-batch's first element (``lead``, over every partition) does while no instant is
+        closed, as one engine over the stream does it: when it moves the first instant back behind the
+        newest element, it alone is taken (here, if this partition holds it) and the instants up to the
+        newest element close, in every partition. ``data``: the partition's elements in time order.
+        Returns the element taken (no row or one) and the rest of ``data``."""
+        h = self.handle
+        none = data.slice(0, 0)
+        if lead is None or h.closed_until is not None or h._last_element is None:
+            return none, data
+        time, stream, *triple = lead
+        first = (time // h.step + 1) * h.step
+        start = first if h._next_instant is None else min(h._next_instant, first)
+        if start > h._last_element:
+            return none, data  # nothing closes behind it: it is taken as any element
+        same = pc.and_(pc.equal(data.column("time"), time), pc.equal(data.column("stream"), stream))
+        for name, value in zip(("s", "p", "o"), triple, strict=True):
+            same = pc.and_(same, pc.equal(data.column(name), value))
+        found = pc.indices_nonzero(same)
+        if not len(found):  # another partition holds it: the instants close here too
+            h._next_instant = start
+            self.engine.advance(h._last_element)
+            return none, data
+        index = found[0].as_py()
+        self.push([time], [stream], [tuple(triple)])
+        return data.slice(index, 1), pa.concat_tables([data.slice(0, index), data.slice(index + 1)])
 
     def push(self, times: list[int], streams: list[int], triples: list[tuple[str, str, str]]) -> None:
         """Elements in time order (then stream): each run of one stream in one call."""
@@ -315,10 +350,14 @@ def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.Record
     first = last = None
     if step.final is not None:
         engine.engine.advance(step.final)
-    elif data.num_rows:
-        data = data.select(["time", "stream", "s", "p", "o"]).sort_by(
-            [("time", "ascending"), ("stream", "ascending")]
-        )
+    elif data.num_rows or step.clock.lead is not None:
+        if data.num_rows:
+            data = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA).sort_by(
+                [("time", "ascending"), ("stream", "ascending")]
+            )
+        else:
+            data = LOG_SCHEMA.empty_table()
+        lead, data = engine.lead(step.clock.lead, data)
         closed = engine.handle.closed_until
         if closed is not None:  # late for every engine: not pushed, counted, not logged
             taken = data.filter(pc.greater_equal(data.column("time"), closed))
@@ -328,7 +367,10 @@ def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.Record
             times = data.column("time").to_pylist()
             triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
             engine.push(times, data.column("stream").to_pylist(), triples)
-            first, last = times[0], times[-1]
+        if lead.num_rows:
+            data = pa.concat_tables([lead, data])
+        if data.num_rows:
+            first, last = data.column("time")[0].as_py(), data.column("time")[-1].as_py()
     rows.extend(engine.rows())
     if step.final is None:
         logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
@@ -356,18 +398,34 @@ def _step_function(job: Job, step: Step):
     return run
 
 
-def tick_keys(spark: SparkSession, partitions: int) -> list[str]:
+def tick_keys(partitions: int) -> list[str]:
     """One key per hash partition (Spark's ``repartition(n, key)`` puts a row in partition
-    ``pmod(hash(key), n)``): the tick rows that make every partition run."""
-    candidates = spark.range(64 * partitions).select(
-        F.concat(F.lit(TICK), F.col("id").cast("string")).alias("k")
-    )
+    ``pmod(hash(key), n)``, :func:`rsp.spark.hashing.partition_of`): the tick rows that make every
+    partition run."""
     found: dict[int, str] = {}
-    for row in candidates.select("k", F.pmod(F.hash("k"), F.lit(partitions)).alias("p")).collect():
-        found.setdefault(row["p"], row["k"])
+    for index in range(64 * partitions):
+        key = f"{TICK}{index}"
+        found.setdefault(partition_of(key, partitions), key)
     if len(found) < partitions:
         raise RuntimeError("rsp spark: no tick key found for every partition")
     return [found[p] for p in range(partitions)]
+
+
+def _warm_function(run: str, driver: tuple[str, int]):
+    def warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Import the engine in the Python worker and start (or reach) the partition's engine host."""
+        from pyspark import TaskContext
+
+        import rsp.runtime  # noqa: F401 - imported now, not in the first micro-batch
+        from rsp.spark import hosts
+
+        for _ in batches:
+            pass
+        if hosts.enabled():
+            hosts.warm(run, TaskContext.get().partitionId(), driver)
+        yield pa.RecordBatch.from_pylist([], OUT_SCHEMA)
+
+    return warm
 
 
 class ResidentMerger(Merger):
@@ -381,7 +439,7 @@ class ResidentMerger(Merger):
         self.spark = spark
         self.job = job
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
-        self.ticks = tick_keys(spark, self.partitions)
+        self.ticks = tick_keys(self.partitions)
         self._ticks: DataFrame | None = None
         self.run = uuid.uuid4().hex
         self.driver = (socket.gethostname(), os.getpid())
@@ -395,10 +453,38 @@ class ResidentMerger(Merger):
         """Seconds in the partitions' steps (summed over partitions, rebuilds included), in the driver
         waiting for each micro-batch's Spark job (key, shuffle, steps, hand-over), and merging."""
         self.on_close = self.finish
+        self.warm()
 
-    def clock(self) -> Clock:
-        """The global clock before the next micro-batch (the one of a single engine; see Clock)."""
-        return Clock(self.start, self.closed_instant, self.last)
+    def warm(self) -> None:
+        """Before the first micro-batch: a job over the tick rows that starts the Python workers and
+        the partitions' engine hosts and imports the engine there (else ≈ 3 s of the first
+        micro-batch at 2 partitions)."""
+        rows = self._tick_frame().repartition(self.partitions, "key")
+        rows.mapInArrow(_warm_function(self.run, self.driver), OUTPUT_SCHEMA).collect()
+
+    def clock(self, batch: DataFrame | None = None) -> Clock:
+        """The global clock before the next micro-batch (the one of a single engine; see Clock), with
+        ``batch``'s first element while no instant is closed."""
+        lead = None
+        if batch is not None and self.closed_instant is None and self.last is not None:
+            lead = self.lead(batch)
+        return Clock(self.start, self.closed_instant, self.last, lead)
+
+    def lead(self, batch: DataFrame) -> tuple | None:
+        """The micro-batch's first element a partition takes, ``(time, stream, s, p, o)``, in the order
+        one engine takes them (time, stream, file, place in the file): one small Spark job, run only
+        while no instant is closed (the first micro-batches)."""
+        key = key_column(self.job.plan, F.col("s"), F.col("p"), F.col("o"))
+        stream = F.col("stream") if "stream" in batch.columns else F.lit(0)
+        place = [F.col(n) for n in ("file_time", "file", "block") if n in batch.columns]
+        order = F.struct(F.col("time"), stream.cast("int"), *place, F.col("row"), F.col("s"), F.col("p"),
+                         F.col("o"))  # fmt: skip
+        rows = batch.withColumn("row", F.monotonically_increasing_id())  # in line order within a split
+        row = rows.where(F.col("time").isNotNull() & key.isNotNull()).select(F.min(order).alias("m")).first()
+        if row is None or row["m"] is None:
+            return None
+        first = row["m"]
+        return (first[0], first[1], first[-3], first[-2], first[-1])
 
     def _tick_frame(self) -> DataFrame:
         if self._ticks is None:  # made once: a DataFrame from Python rows costs a round trip to the JVM
@@ -415,7 +501,7 @@ class ResidentMerger(Merger):
         with self.lock:
             if not admitted(self.stopping, self.checkpoint, batch_id):
                 return
-            step = Step(self.run, self.logs, batch_id, self.previous, self.clock(), driver=self.driver,
+            step = Step(self.run, self.logs, batch_id, self.previous, self.clock(batch), driver=self.driver,
                         partitions=self.partitions)  # fmt: skip
         started = time.perf_counter()
         table = self._run(keyed_rows(batch, self.job.plan, self.ticks), step)
@@ -428,17 +514,23 @@ class ResidentMerger(Merger):
         super().__call__(table, batch_id)
         self.times["merge"] += time.perf_counter() - started
 
+    @staticmethod
+    def _marks(table: pa.Table) -> list[dict]:
+        """The partitions' marks (not the answers' rows, whose payloads are large)."""
+        return table.filter(pc.equal(table.column("kind"), "mark")).to_pylist()
+
     def _take_stats(self, table: pa.Table) -> None:
-        for row in table.to_pylist():
-            if row["kind"] == "mark" and row["payload"]:
+        for row in self._marks(table):
+            if row["payload"]:
                 for name, value in json.loads(row["payload"]).items():
                     (self.times if name == "engine" else self.rebuilds)[name] += value
 
     def _advance_clock(self, table: pa.Table) -> None:
         """The global clock after a micro-batch: a single engine's, from the partitions' first and last
         times of the elements they took."""
-        firsts = [r["first"] for r in table.to_pylist() if r["kind"] == "mark" and r["first"] is not None]
-        lasts = [r["last"] for r in table.to_pylist() if r["kind"] == "mark" and r["last"] is not None]
+        marks = self._marks(table)
+        firsts = [r["first"] for r in marks if r["first"] is not None]
+        lasts = [r["last"] for r in marks if r["last"] is not None]
         if not firsts:
             return
         step = self.step

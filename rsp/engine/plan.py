@@ -92,7 +92,8 @@ class Literal:
     table: Table
     pattern: tuple[Var | Constant, ...]
     own: bool = False
-    """True when the table belongs to the stratum being evaluated (it can grow during a join)."""
+    """True when the table belongs to the stratum being evaluated (it grows between a stratum's rounds,
+    never during a variant: a variant emits its derivations after its loops)."""
 
     def variables(self) -> set[str]:
         return {p.name for p in self.pattern if isinstance(p, Var)}
@@ -194,15 +195,13 @@ class _Gen:
             iname = f"I{step}"
             self.ns[iname] = lit.table.ensure_index(bound_pos)
             values = ", ".join(self.term(lit.pattern[j]) for j in bound_pos)
-            candidates = f"{iname}.get(({values},), ())"
-            if lit.own:
-                candidates = f"list({candidates})"
-            self.emit(f"for {key} in {candidates}:")
+            # no copy even when the table is the stratum's own: a variant hands its derivations to
+            # emit after its loops, so nothing it iterates changes under it
+            self.emit(f"for {key} in {iname}.get(({values},), ()):")
             self.depth += 1
             self.bind_key(key, lit.pattern, set(bound_pos))
         else:
-            candidates = f"list({tname})" if lit.own else tname
-            self.emit(f"for {key} in {candidates}:")
+            self.emit(f"for {key} in {tname}:")
             self.depth += 1
             self._note_key_vars(key, lit.pattern)
             self.bind_key(key, lit.pattern, set())

@@ -166,13 +166,6 @@ GROUP BY ?v
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--partition-by decides lateness per key, against Spark's watermark: a key never seen before "
-    "takes an element older than an instant already closed (bus2 at 4900), an element that moves the first "
-    "instant back is missed by the driver (bus1 at 2500: no instant 3000), and Spark drops an element older "
-    "than the watermark of two micro-batches before without counting it (bus0 at 3100)",
-)
 def test_partitioned_lateness_across_micro_batches_as_rsp_run(tmp_path: Path, spark, no_streams_left, capsys) -> None:
     """One file per micro-batch, elements out of order across them: rsp run's answers and late count."""
     batches = [[("bus0", 3775)], [("bus1", 2500)], [("bus0", 5500), ("bus0", 6000)], [("bus2", 4900)],

@@ -55,6 +55,18 @@ class Job:
     ontology: tuple[tuple[str, str, str], ...] = ()
     """The triples of ``--ontology`` (shipped with the job; FROM graphs are read where the query runs)."""
 
+    def partition_engine(self):
+        """A partition's engine (:class:`rsp.spark.resident.PartitionEngine`)."""
+        from rsp.spark.resident import PartitionEngine
+
+        return PartitionEngine(self)
+
+    def elements(self, table, partition: int, partitions: int):
+        """The partition's elements in its keyed rows, and the malformed lines it reports."""
+        from rsp.spark.resident import query_elements
+
+        return query_elements(self, table, partition, partitions)
+
 
 _ENGINES: dict[tuple[int, str], ProgramKeyEngine] = {}
 """Engines kept in an executor's Python worker between micro-batches, by (job, key)."""
@@ -127,10 +139,12 @@ class Merger:
         self.batches = 0
         self.lock = threading.Lock()
 
-    def __call__(self, table, batch_id: int) -> None:
+    def __call__(self, table, batch_id: int, queued: bool = False) -> None:
+        """Merge a micro-batch's rows (``queued``: one taken before the run began to stop, merged on
+        :class:`rsp.spark.resident.ResidentMerger`'s own thread, which a stop does not skip)."""
         with self.lock:
             checkpoint = self.checkpoint
-            if not admitted(self.stopping, checkpoint, batch_id):
+            if not admitted(self.stopping and not queued, checkpoint, batch_id):
                 return
             self.batches += 1
             bound = None

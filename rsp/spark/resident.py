@@ -35,9 +35,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import socket
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -125,6 +128,20 @@ def recheck_rows(
         for name, value in zip(elements, (time, row["stream"], *triple), strict=True):
             elements[name].append(value)
     return pa.table(elements, schema=LOG_SCHEMA), rejects
+
+
+def query_elements(job: Job, table: pa.Table, partition: int, partitions: int) -> tuple[pa.Table, list[dict]]:
+    """A query partition's elements in a micro-batch's keyed rows (:data:`LOG_SCHEMA`; the tick row left
+    out, the lines Spark's regex did not take parsed by :func:`recheck_rows`) and the malformed lines."""
+    if not table.num_rows or "time" not in table.column_names:
+        return LOG_SCHEMA.empty_table(), []
+    unparsed = pc.is_valid(table.column("line")) if "line" in table.column_names else None
+    data = table.filter(pc.invert(pc.starts_with(table.column("key"), TICK)))
+    data = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA)
+    if unparsed is None or not pc.any(unparsed).as_py():
+        return data, []
+    rechecked, rejects = recheck_rows(table.filter(unparsed), job.plan, partition, partitions)
+    return pa.concat_tables([data, rechecked]), rejects
 
 
 @dataclass(frozen=True)
@@ -233,6 +250,47 @@ class PartitionEngine:
         h = self.handle
         return None if h.closed_until is None else h.closed_until - h._max_range - h.step - h.slot
 
+    def replay_from(self, clock: Clock) -> int | None:
+        """On a rebuild: the logged elements older than this no window after ``clock`` can see."""
+        h = self.handle
+        return None if clock.closed is None else clock.closed - h._max_range - h.step - h.slot
+
+    def replay(self, table: pa.Table) -> None:
+        """On a rebuild: a recovery log file's elements taken again."""
+        triples = list(zip(*(table.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
+        self.push(table.column("time").to_pylist(), table.column("stream").to_pylist(), triples)
+
+    @property
+    def late(self) -> int:
+        return self.engine.late
+
+    def bound(self, clock: Clock) -> int | None:
+        """The instants this partition has closed, for the driver: those up to the clock's time."""
+        return clock.until
+
+    def finish(self, final: int) -> None:
+        """The end of the input: close the instants up to ``final``."""
+        self.engine.advance(final)
+
+    def take(self, data: pa.Table, clock: Clock) -> pa.Table:
+        """A micro-batch's elements of this partition (:data:`LOG_SCHEMA` rows) after :meth:`sync`: the
+        micro-batch's first element (:meth:`lead`), then those not late, pushed in time order. Returns
+        the elements taken (the recovery log's rows)."""
+        if not data.num_rows and clock.lead is None:
+            return LOG_SCHEMA.empty_table()
+        data = data.sort_by([("time", "ascending"), ("stream", "ascending")])
+        lead, data = self.lead(clock.lead, data)
+        closed = self.handle.closed_until
+        if closed is not None:  # late for every engine: not pushed, counted, not logged
+            taken = data.filter(pc.greater_equal(data.column("time"), closed))
+            self.engine.late += data.num_rows - taken.num_rows
+            data = taken
+        if data.num_rows:
+            times = data.column("time").to_pylist()
+            triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
+            self.push(times, data.column("stream").to_pylist(), triples)
+        return pa.concat_tables([lead, data]) if lead.num_rows else data
+
     def rows(self) -> list[tuple]:
         rows = [
             ("result", r.time, json.dumps(r.bindings or []), None, None, None, None) for r in self.results
@@ -260,15 +318,13 @@ def _log_files(folder: Path) -> list[tuple[int, int, Path]]:
     return sorted(files)
 
 
-def _rebuild(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, int]:
+def _rebuild(job, step: Step, partition: int) -> tuple[PartitionEngine, int]:
     """The partition's engine after micro-batch ``step.previous``, from its recovery log: the logged
-    elements pushed again (output dropped), then the clock of this micro-batch. Returns it and the
+    elements taken again (output dropped), then the clock of this micro-batch. Returns it and the
     number of elements replayed."""
-    engine = PartitionEngine(job)
+    engine = job.partition_engine()
     replayed = 0
-    h = engine.handle
-    closed = step.clock.closed
-    keep_from = None if closed is None else closed - h._max_range - h.step - h.slot
+    keep_from = engine.replay_from(step.clock)
     if step.previous is not None:
         for batch, _last, path in _log_files(_log_dir(step, partition)):
             if batch > step.previous:
@@ -277,14 +333,13 @@ def _rebuild(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, int
                 table = pa.ipc.open_file(handle).read_all()
             if keep_from is not None:  # what no window after the last closed instant can see
                 table = table.filter(pc.greater_equal(table.column("time"), keep_from))
-            triples = list(zip(*(table.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
-            engine.push(table.column("time").to_pylist(), table.column("stream").to_pylist(), triples)
+            engine.replay(table)
             replayed += table.num_rows
     engine.batch = step.previous
     return engine, replayed
 
 
-def _engine(job: Job, step: Step, partition: int) -> tuple[PartitionEngine, dict]:
+def _engine(job, step: Step, partition: int) -> tuple[PartitionEngine, dict]:
     """The partition's engine at micro-batch ``step.previous``: the worker's own, or rebuilt."""
     for other in [k for k in _REGISTRY if k[0] != step.run]:
         del _REGISTRY[other]  # a finished (or other) run's engines
@@ -318,7 +373,7 @@ def _write_log(step: Step, partition: int, table: pa.Table, keep_from: int | Non
         last = pc.max(table.column("time")).as_py()
         final = folder / f"{step.batch:012d}-{last}.arrow"
         partial = folder / f".{final.name}.{os.getpid()}"
-        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, LOG_SCHEMA) as writer:
+        with pa.OSFile(str(partial), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         os.replace(partial, final)
 
@@ -328,57 +383,37 @@ OUT_SCHEMA = pa.schema([("kind", pa.string()), ("instant", pa.int64()), ("payloa
                         ("late", pa.int64())])  # fmt: skip
 
 
-def run_step(job: Job, step: Step, partition: int, table: pa.Table) -> pa.RecordBatch:
+def run_step(job, step: Step, partition: int, table: pa.Table) -> pa.RecordBatch:
     """One partition's part of a micro-batch (its keyed rows, tick row included): rejects reported,
-    the engine (resident or rebuilt) brought to the clock, the elements pushed and logged; the answers
-    of the instants it closed and its mark, as rows for the driver."""
+    the engine (resident or rebuilt) brought to the clock, the elements taken and logged; the answers
+    it made final and its mark, as rows for the driver. ``job``: a query's :class:`Job` or a program's
+    (:mod:`rsp.spark.resident_programs`), which gives the partition's elements
+    (``job.elements(table, partition, partitions)``) and its engine (``job.partition_engine()``, with
+    the methods of :class:`PartitionEngine`)."""
+    data, rejects = job.elements(table, partition, step.partitions)
     rows: list[tuple] = []
-    data = table
-    if table.num_rows:
-        unparsed = pc.is_valid(table.column("line")) if "line" in table.column_names else None
-        data = table.filter(pc.invert(pc.starts_with(table.column("key"), TICK)))
-        if unparsed is not None and pc.any(unparsed).as_py():
-            rechecked, rejects = recheck_rows(table.filter(unparsed), job.plan, partition, step.partitions)
-            for row in rejects:
-                payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
-                rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-            data = pa.concat_tables([data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA), rechecked])
+    for row in rejects:
+        payload = {"file": display_path(row["file"]), "line": row["line"], "reason": row["reason"]}
+        rows.append(("reject", None, json.dumps(payload), None, None, None, None))
     started = time.perf_counter()
     engine, stats = _engine(job, step, partition)
     engine.sync(step.clock)
-    late = engine.engine.late
+    late = engine.late
     first = last = None
+    taken = None
     if step.final is not None:
-        engine.engine.advance(step.final)
-    elif data.num_rows or step.clock.lead is not None:
-        if data.num_rows:
-            data = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA).sort_by(
-                [("time", "ascending"), ("stream", "ascending")]
-            )
-        else:
-            data = LOG_SCHEMA.empty_table()
-        lead, data = engine.lead(step.clock.lead, data)
-        closed = engine.handle.closed_until
-        if closed is not None:  # late for every engine: not pushed, counted, not logged
-            taken = data.filter(pc.greater_equal(data.column("time"), closed))
-            engine.engine.late += data.num_rows - taken.num_rows
-            data = taken
-        if data.num_rows:
-            times = data.column("time").to_pylist()
-            triples = list(zip(*(data.column(n).to_pylist() for n in ("s", "p", "o")), strict=True))
-            engine.push(times, data.column("stream").to_pylist(), triples)
-        if lead.num_rows:
-            data = pa.concat_tables([lead, data])
-        if data.num_rows:
-            first, last = data.column("time")[0].as_py(), data.column("time")[-1].as_py()
+        engine.finish(step.final)
+    else:
+        taken = engine.take(data, step.clock)
+        if taken.num_rows:
+            first, last = pc.min(taken.column("time")).as_py(), pc.max(taken.column("time")).as_py()
     rows.extend(engine.rows())
-    if step.final is None:
-        logged = data.select(LOG_SCHEMA.names).cast(LOG_SCHEMA) if data.num_rows else data
-        _write_log(step, partition, logged, engine.keep_from())
+    if taken is not None:
+        _write_log(step, partition, taken, engine.keep_from())
         _keep(step, partition, engine)
     stats["engine"] = time.perf_counter() - started
     mark = json.dumps(stats)
-    rows.append(("mark", None, mark, step.clock.until, first, last, engine.engine.late - late))
+    rows.append(("mark", None, mark, engine.bound(step.clock), first, last, engine.late - late))
     return pa.RecordBatch.from_pylist(
         [dict(zip(Merger.columns, row, strict=True)) for row in rows], OUT_SCHEMA
     )
@@ -453,6 +488,8 @@ class ResidentMerger(Merger):
         """Seconds in the partitions' steps (summed over partitions, rebuilds included), in the driver
         waiting for each micro-batch's Spark job (key, shuffle, steps, hand-over), and merging."""
         self.on_close = self.finish
+        self._merging: queue.Queue | None = None
+        self._failed: BaseException | None = None
         self.warm()
 
     def warm(self) -> None:
@@ -498,6 +535,8 @@ class ResidentMerger(Merger):
         return rows.mapInArrow(_step_function(self.job, step), OUTPUT_SCHEMA).toArrow()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:  # type: ignore[override]
+        if self._failed is not None:
+            raise self._failed
         with self.lock:
             if not admitted(self.stopping, self.checkpoint, batch_id):
                 return
@@ -510,9 +549,57 @@ class ResidentMerger(Merger):
         with self.lock:
             self.previous = batch_id
             self._advance_clock(table)
+        if self._merging is None:
+            self._merge(table, batch_id)
+        else:
+            self._merging.put((table, batch_id))
+
+    def _merge(self, table: pa.Table, batch_id: int, queued: bool = False) -> None:
         started = time.perf_counter()
-        super().__call__(table, batch_id)
+        super().__call__(table, batch_id, queued)
         self.times["merge"] += time.perf_counter() - started
+
+    def overlap(self) -> None:
+        """Merge each micro-batch's answers on a thread of its own while Spark runs the next
+        micro-batch's job (not with a checkpoint, whose commit must follow the merge)."""
+        if self.checkpoint is not None or self._merging is not None:
+            return
+        self._merging = queue.Queue(maxsize=1)
+        # as QueryFeeder.overlap: Spark's callback thread makes many short py4j calls while this one
+        # merges; at the default 5 ms switch interval each of them waited for the merge
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch_interval, 0.0005))
+        threading.Thread(target=self._merge_loop, args=(self._merging,), name="rsp-merge", daemon=True).start()
+
+    def _merge_loop(self, pending: queue.Queue) -> None:
+        while True:
+            item = pending.get()
+            try:
+                if item is None:
+                    return
+                if self._failed is None:
+                    try:
+                        self._merge(*item, queued=True)
+                    except BaseException as err:  # noqa: BLE001 - raised again in the driver
+                        self._failed = err
+            finally:
+                pending.task_done()
+
+    def drain(self) -> None:
+        """Wait until every micro-batch taken is merged; raise what merging one raised."""
+        if self._merging is not None:
+            self._merging.join()
+        if self._failed is not None:
+            raise self._failed
+
+    def close(self) -> None:
+        """End of the input: the micro-batches taken merged, then the last instants (:meth:`finish`)."""
+        self.drain()
+        if self._merging is not None:
+            self._merging.put(None)
+            self._merging = None
+            sys.setswitchinterval(self._switch_interval)
+        super().close()
 
     @staticmethod
     def _marks(table: pa.Table) -> list[dict]:

@@ -188,12 +188,6 @@ def _resume(args: argparse.Namespace, consumer, checkpoint: Checkpoint | None) -
     consumer.resume(checkpoint)
 
 
-def _state_location(merger, checkpoint: Checkpoint | None) -> str | None:
-    """Where Spark keeps the streaming query's state: the checkpoint's, or the run's temporary one (None
-    when the run stopped before its streaming query started)."""
-    return checkpoint.spark_location if checkpoint is not None else getattr(merger, "temporary", None)
-
-
 def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
     """One time point of a LARS program's output as ``rsp lars`` writes it (jsonl, count or text)."""
     if fmt == "count":
@@ -204,10 +198,12 @@ def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
 
 
 def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source, stop: StopSignals) -> int:
-    """``--partition-by V`` for a LARS program: one engine per key on the executors."""
+    """``--partition-by V`` for a LARS program: resident partition engines on the executors
+    (:mod:`rsp.spark.resident_programs`)."""
     from rsp.lars import load
     from rsp.lars.partition import partition_keys
-    from rsp.spark.partitioned import ProgramJob, ProgramMerger, finish, keyed_atom_stream
+    from rsp.spark.partitioned import ProgramJob
+    from rsp.spark.resident_programs import ResidentProgramMerger
 
     checkpoint = _checkpoint(args, "lars --partition-by", out)
     program = load(args.program)
@@ -230,12 +226,12 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
         out.flush()
 
     reject, after = _merger_callbacks(args, str(source), sink)
-    merger = ProgramMerger(name, program, emit, reject)
-    merger.on_close = lambda: finish(spark, _state_location(merger, checkpoint), job, merger)
+    logs = None if checkpoint is None else str(checkpoint.home / "partitions")
+    merger = ResidentProgramMerger(spark, job, name, program, emit, reject, logs=logs)
     merger.after_batch.append(after)
     _resume(args, merger, checkpoint)
     frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, merger, keyed_atom_stream(frame, job), checkpoint, stop)
+    _drive(args, merger, frame, checkpoint, stop)
     _summary(args, merger, "")
     return 0
 

@@ -1,19 +1,13 @@
 """Scale-out (``rsp spark QUERY --partition-by ?k``, ``rsp spark PROGRAM --partition-by V``): what the
-driver and the executors share, and the LARS programs' path.
+driver and the executors share.
 
-* :class:`Job` — what the executors need to run a query's partition engines (the query itself runs
-  on the resident engines of :mod:`rsp.spark.resident`);
-* :class:`Merger` — the driver side: holds each instant's answers until every partition (key) has
-  closed it, then writes the instant, the union of their answers, with the writer of ``rsp run``
-  (:class:`rsp.spark.resident.ResidentMerger` for queries, :class:`ProgramMerger` for programs);
-* LARS programs (the second half of the module), checked by :func:`rsp.lars.partition.partition_keys`:
-  a ``mapInPandas`` step keys the atom lines, ``groupBy(key).applyInPandasWithState`` runs one
-  :class:`rsp.engine.Engine` per key (its state in Spark's state store a JSON log of the key's atoms;
-  the engine kept in the executor's Python worker and rebuilt from the log when the worker does not
-  hold it), every time point is an instant, the answers are atoms (their union, plus the atoms a local
-  engine derives from the program's facts alone), and the watermark lags the largest time seen by one
-  time point; at the end of the input the keys' states are read back with Spark's state data source
-  and finished on the executors (:func:`finish`).
+* :class:`Job` and :class:`ProgramJob` — what the executors need to run a query's or a LARS program's
+  partition engines, which run on the resident machinery of :mod:`rsp.spark.resident` (programs:
+  :mod:`rsp.spark.resident_programs`, keyed by :func:`rsp.lars.partition.partition_keys`);
+* :class:`Merger` — the driver side: holds each instant's answers until every partition has closed
+  it, then writes the instant, the union of their answers, with the writer of ``rsp run``
+  (:class:`ProgramMerger` for programs: every time point of the timeline, the partitions' atoms and
+  those a local engine derives from the program's facts alone).
 
 The answers of different keys are disjoint and their union at every instant is what one engine gives
 (``tests/test_spark_partitioned.py`` compares them with ``rsp run`` and ``rsp lars``).
@@ -24,20 +18,14 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-
-import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from rsp.lars.partition import AtomKeys
 from rsp.query.partition import KeyPlan
-from rsp.spark.feed import admitted, display_path
+from rsp.spark.feed import admitted
 
 OUTPUT_SCHEMA = "kind string, instant long, payload string, watermark long, first long, last long, late long"
-STATE_SCHEMA = "state string"
 REJECT_KEY = ""
 
 
@@ -66,46 +54,6 @@ class Job:
         from rsp.spark.resident import query_elements
 
         return query_elements(self, table, partition, partitions)
-
-
-_ENGINES: dict[tuple[int, str], ProgramKeyEngine] = {}
-"""Engines kept in an executor's Python worker between micro-batches, by (job, key)."""
-
-
-def _engine(job: ProgramJob, key: str, saved: dict | None) -> ProgramKeyEngine:
-    """The key's engine: the worker's own if it is at the saved state's version, else rebuilt."""
-    kind = ProgramKeyEngine
-    cached = _ENGINES.get((hash(job), key))
-    if saved is None:
-        engine = kind(job)
-    elif cached is not None and cached.version == saved["version"]:
-        engine = cached
-    else:
-        engine = kind.restore(job, saved)
-    _ENGINES[(hash(job), key)] = engine
-    return engine
-
-
-def _reject_rows(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """The malformed lines sent under the empty key, as ``reject`` rows for the driver."""
-    rows = []
-    for frame in frames:
-        for row in frame.itertuples(index=False):
-            payload = {"file": display_path(row.file), "line": row.line, "reason": row.reason}
-            rows.append(("reject", None, json.dumps(payload), None, None, None, None))
-    return pd.DataFrame(rows, columns=list(Merger.columns))
-
-
-def _finish_key(job: ProgramJob, final: int):
-    """Close every time point up to ``final`` of each key whose state is given (the end of the input)."""
-
-    def finish_key(frame: pd.DataFrame) -> pd.DataFrame:
-        rows = []
-        for text in frame["state"]:
-            rows.extend(ProgramKeyEngine.restore(job, json.loads(text)).finish(final))
-        return pd.DataFrame(rows, columns=list(Merger.columns))
-
-    return finish_key
 
 
 class Merger:
@@ -276,172 +224,20 @@ class ProgramMerger(Merger):
 
 
 # -- LARS programs ------------------------------------------------------------------------------------
-ATOM_SCHEMA = "key string, time long, atom string, line string, file string, reason string"
-ATOM_COLUMNS = ["key", "time", "atom", "line", "file", "reason"]
-TIMELINE_KEY = "\u0000timeline"
-"""Bare time lines and atoms no keyed rule reads: they only stretch the timeline."""
-
-
 @dataclass(frozen=True)
 class ProgramJob:
-    """What the executors need to run a key's LARS engine."""
+    """What the executors need to run a partition's LARS engine (:mod:`rsp.spark.resident_programs`)."""
 
     text: str
     source: str
     keys: AtomKeys
 
+    def partition_engine(self):
+        from rsp.spark.resident_programs import ProgramPartitionEngine
 
-def _keyed_atoms(keys: AtomKeys) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    from rsp.io import atoms as atom_lines
+        return ProgramPartitionEngine(self)
 
-    def add_keys(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for frame in frames:
-            rows = []
-            for row in frame.itertuples(index=False):
-                try:
-                    parsed = atom_lines.parse_line(row.line or "")
-                except ValueError as err:
-                    rows.append((REJECT_KEY, None, None, row.line, row.file, str(err)))
-                    continue
-                if parsed is None:
-                    continue
-                time, pred, args = parsed
-                if pred is not None and keys.is_static(pred, args):
-                    reason = f"{pred} has facts in the program: a partitioned run takes no stream atoms of it"
-                    rows.append((REJECT_KEY, None, None, row.line, row.file, reason))
-                    continue
-                key = keys.key(pred, args) if pred is not None else None
-                if key is None:
-                    rows.append((TIMELINE_KEY, time, None, None, None, None))
-                else:
-                    rows.append((key, time, json.dumps([pred, list(args)]), None, None, None))
-            yield pd.DataFrame(rows, columns=ATOM_COLUMNS)
+    def elements(self, table, partition: int, partitions: int):
+        from rsp.spark.resident_programs import program_elements
 
-    return add_keys
-
-
-class ProgramKeyEngine:
-    """The LARS engine of one key: its atoms, evaluated time point by time point once they are final."""
-
-    def __init__(self, job: ProgramJob) -> None:
-        from rsp.engine import Engine
-
-        self.engine = Engine(_program(job))
-        self.log: list[list] = []
-        self.pending: dict[int, list] = {}
-        self.done: int | None = None
-        self.version = 0
-
-    @classmethod
-    def restore(cls, job: ProgramJob, saved: dict) -> ProgramKeyEngine:
-        engine = cls(job)
-        engine.add(saved["log"], log=False)
-        engine.log = saved["log"]
-        if saved["done"] is not None:
-            engine.evaluate(saved["done"])
-        engine.version = saved["version"]
-        return engine
-
-    def add(self, elements: list[list], log: bool = True) -> None:
-        for time, pred, args in elements:
-            self.pending.setdefault(time, []).append((pred, tuple(args)))
-        if log:
-            self.log.extend(elements)
-
-    def evaluate(self, bound: int) -> list[tuple]:
-        """Evaluate every time point up to ``bound`` from this key's first atom on; their output atoms."""
-        from rsp.lars.model import format_atom
-
-        rows = []
-        start = self.done + 1 if self.done is not None else min(self.pending, default=bound + 1)
-        for t in range(start, bound + 1):
-            self.engine.step(t, self.pending.pop(t, []))
-            atoms = [format_atom(p, a) for p, a in self.engine.output()]
-            if atoms:
-                rows.append(("result", t, json.dumps(atoms), None, None, None, None))
-            self.done = t
-        return rows
-
-    def saved(self) -> dict:
-        return {"version": self.version, "log": self.log, "done": self.done}
-
-    def finish(self, final: int) -> list[tuple]:
-        """Evaluate the time points up to ``final``; their output rows."""
-        return self.evaluate(final)
-
-
-_PROGRAMS: dict[int, object] = {}
-
-
-def _program(job: ProgramJob):
-    program = _PROGRAMS.get(hash(job))
-    if program is None:
-        from rsp.lars import parse
-
-        program = _PROGRAMS[hash(job)] = parse(job.text, job.source)
-    return program
-
-
-def _run_program_key(job: ProgramJob):
-    def run_key(key: tuple, frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
-        (name,) = key
-        columns = list(Merger.columns)
-        if name == REJECT_KEY:
-            yield _reject_rows(frames)
-            return
-        data = pd.concat(list(frames), ignore_index=True) if not state.hasTimedOut else None
-        # the largest time of the earlier micro-batches: times below it are final (the event time is one
-        # after the atom's and the watermark's delay is one, so Spark drops exactly the late atoms)
-        watermark = state.getCurrentWatermarkMs()
-        rows: list[tuple] = []
-        first = last = None
-        if data is not None and len(data):
-            first, last = int(data["time"].min()), int(data["time"].max())
-        if name == TIMELINE_KEY:
-            rows.append(("mark", None, "", watermark - 1, first, last, 0))
-            yield pd.DataFrame(rows, columns=columns)
-            return
-        saved = json.loads(state.get[0]) if state.exists else None
-        engine = _engine(job, name, saved)
-        if data is not None and len(data):
-            data = data.sort_values("time", kind="stable")
-            elements = [[int(t), *json.loads(a)] for t, a in zip(data["time"], data["atom"], strict=True)]
-            engine.add(elements)
-        own = max(engine.pending, default=None)
-        bound = max(watermark, own if own is not None else watermark) - 1
-        rows.extend(engine.evaluate(bound))
-        rows.append(("mark", None, "", watermark - 1, first, last, 0))
-        engine.version += 1
-        state.update((json.dumps(engine.saved()),))
-        done = engine.done if engine.done is not None else watermark
-        state.setTimeoutTimestamp(max(done + 1, watermark))
-        yield pd.DataFrame(rows, columns=columns)
-
-    return run_key
-
-
-def keyed_atom_stream(frame: DataFrame, job: ProgramJob) -> DataFrame:
-    """The stream of per-key output atoms and marks for an atom stream (``read_stream(kind="atoms")``)."""
-    keyed = frame.select("line", "file").mapInPandas(_keyed_atoms(job.keys), ATOM_SCHEMA)
-    keyed = keyed.withColumn("ts", F.timestamp_millis(F.col("time") + 1)).withWatermark("ts", "1 millisecond")
-    return keyed.groupBy("key").applyInPandasWithState(
-        _run_program_key(job), OUTPUT_SCHEMA, STATE_SCHEMA, "append", GroupStateTimeout.EventTimeTimeout
-    )
-
-
-def finish(spark: SparkSession, checkpoint: str, job: ProgramJob, merger: Merger) -> None:
-    """After the streaming query stopped: close the last time points of every key still in the state
-    store, on the executors, and write them."""
-    final = merger.final_instant()
-    if final is None:
-        return
-    try:
-        states = spark.read.format("statestore").load(checkpoint)
-    except Exception:  # noqa: BLE001 - no state was ever written (no key kept any)
-        states = None
-    if states is not None and not states.isEmpty():
-        frame = states.select(F.col("key.key").alias("key"), F.col("value.groupState.state").alias("state"))
-        answers = frame.groupBy("key").applyInPandas(_finish_key(job, final), OUTPUT_SCHEMA).toArrow()
-        for row in answers.to_pylist():
-            merger.add(row["instant"], json.loads(row["payload"]))
-    merger.flush(final)
+        return program_elements(self, table, partition, partitions)

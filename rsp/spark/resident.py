@@ -499,6 +499,10 @@ class ResidentMerger(Merger):
         rows = self._tick_frame().repartition(self.partitions, "key")
         rows.mapInArrow(_warm_function(self.run, self.driver), OUTPUT_SCHEMA).collect()
 
+    def keyed(self, batch: DataFrame) -> DataFrame:
+        """A micro-batch's rows with their key (:func:`keyed_rows`)."""
+        return keyed_rows(batch, self.job.plan, self.ticks)
+
     def clock(self, batch: DataFrame | None = None) -> Clock:
         """The global clock before the next micro-batch (the one of a single engine; see Clock), with
         ``batch``'s first element while no instant is closed."""
@@ -543,7 +547,7 @@ class ResidentMerger(Merger):
             step = Step(self.run, self.logs, batch_id, self.previous, self.clock(batch), driver=self.driver,
                         partitions=self.partitions)  # fmt: skip
         started = time.perf_counter()
-        table = self._run(keyed_rows(batch, self.job.plan, self.ticks), step)
+        table = self._run(self.keyed(batch), step)
         self.times["job"] += time.perf_counter() - started
         self._take_stats(table)
         with self.lock:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -27,7 +26,7 @@ pa = pytest.importorskip("pyarrow")
 from rsp.query.partition import KeyPlan  # noqa: E402
 from rsp.spark import resident  # noqa: E402
 from rsp.spark.hashing import partition_of  # noqa: E402
-from rsp.spark.partitioned import Job, Merger  # noqa: E402
+from rsp.spark.partitioned import Job  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
 pytestmark = [pytest.mark.spark]
@@ -46,6 +45,15 @@ PARTITIONS = 2
 Element = tuple[int, str, str, str]
 
 
+class _Spark:
+    """What the driver asks a SparkSession for when it is made: the number of shuffle partitions."""
+
+    class conf:  # noqa: N801 - SparkSession's name
+        @staticmethod
+        def get(_name: str) -> str:
+            return str(PARTITIONS)
+
+
 class _NoRows:
     def where(self, _condition) -> list:
         return []
@@ -55,14 +63,11 @@ class _Driver(resident.ResidentMerger):
     """The real driver with its Spark jobs run in-process: a micro-batch is a list of elements (in the
     order they arrive), each partition's step is :func:`rsp.spark.resident.run_step`."""
 
-    def __init__(self, job: Job, logs: str, emit) -> None:  # no Spark session, no engine hosts
-        Merger.__init__(self, "Sums", ("v", "n", "sum"), job.step, emit, lambda _row: None)
-        self.job, self.partitions, self.logs, self.own_logs, self.ticks = job, PARTITIONS, logs, False, []
-        self.run, self.driver = uuid.uuid4().hex, None
-        self.start = self.closed_instant = self.previous = None
-        self.rebuilds = {"rebuilt": 0, "replayed": 0, "seconds": 0.0}
-        self.times = {"engine": 0.0, "job": 0.0, "merge": 0.0}
-        self.on_close = self.finish
+    def __init__(self, job: Job, logs: str, emit) -> None:
+        super().__init__(_Spark(), job, "Sums", ("v", "n", "sum"), job.step, emit, lambda _row: None, logs=logs)
+
+    def warm(self) -> None:
+        pass  # no engine hosts, no Spark job
 
     def lead(self, batch: list[Element]) -> tuple | None:
         """The first element one engine takes: the first in time order, arrival order among equals."""

@@ -32,8 +32,8 @@ from rsp.spark.partitioned import ProgramMerger
 from rsp.spark.resident import ROW_COLUMNS, TICK, Clock, ResidentMerger
 
 ATOM_LOG_SCHEMA = pa.schema([("time", pa.int64()), ("pred", pa.string()), ("args", pa.string())])
-"""A program partition's elements: an atom (``pred``, ``args`` as JSON) or, ``pred`` null, a time point
-of the timeline (a bare time line, an atom no keyed rule reads)."""
+"""A program partition's elements: an atom (``pred``, ``args`` as JSON) or, ``args`` null, a time point
+of the timeline (a bare time line, ``pred`` null too, or an atom no keyed rule reads)."""
 ROW_SCHEMA = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
                         *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
                         ("arrival", pa.int64())])  # fmt: skip
@@ -45,9 +45,15 @@ STATIC_REASON = "{pred} has facts in the program: a partitioned run takes no str
 def keyed_atoms(frame: DataFrame, keys: AtomKeys, ticks: list[str]) -> DataFrame:
     """An atom stream's lines (``read_stream(kind="atoms")``) as keyed rows (the columns of
     :func:`rsp.spark.resident.keyed_rows`, the line kept for the partition's step to read)."""
-    from rsp.io import atoms as atom_lines
+    return frame.select("line", "file").mapInArrow(atom_keyer(keys, ticks), ROW_DDL)
+
+
+def atom_keyer(keys: AtomKeys, ticks: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:
+    """The function :func:`keyed_atoms` maps over the lines' Arrow batches (``line``, ``file``)."""
 
     def add_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from rsp.io import atoms as atom_lines
+
         for batch in batches:
             rows: dict[str, list] = {name: [] for name in ROW_COLUMNS}
             lines, files = batch.column("line").to_pylist(), batch.column("file").to_pylist()
@@ -67,7 +73,7 @@ def keyed_atoms(frame: DataFrame, keys: AtomKeys, ticks: list[str]) -> DataFrame
                     rows[name].append(value)
             yield pa.RecordBatch.from_pydict(rows, schema=ROW_SCHEMA)
 
-    return frame.select("line", "file").mapInArrow(add_keys, ROW_DDL)
+    return add_keys
 
 
 def program_elements(job, table: pa.Table, partition: int, partitions: int) -> tuple[pa.Table, list[dict]]:
@@ -95,10 +101,9 @@ def program_elements(job, table: pa.Table, partition: int, partitions: int) -> t
         if pred is not None and job.keys.is_static(pred, args):
             rejects.append({"line": line, "file": file, "reason": STATIC_REASON.format(pred=pred)})
             continue
-        atom = pred is not None and not key.startswith(TICK)
         columns["time"].append(time)
-        columns["pred"].append(pred if atom else None)
-        columns["args"].append(json.dumps(list(args)) if atom else None)
+        columns["pred"].append(pred)
+        columns["args"].append(None if pred is None or key.startswith(TICK) else json.dumps(list(args)))
     return pa.table(columns, schema=ATOM_LOG_SCHEMA), rejects
 
 
@@ -153,7 +158,7 @@ class ProgramPartitionEngine:
     def _add(self, table: pa.Table) -> None:
         columns = (table.column(n).to_pylist() for n in ATOM_LOG_SCHEMA.names)
         for time, pred, args in zip(*columns, strict=True):
-            if pred is not None:
+            if args is not None:
                 self.pending.setdefault(time, []).append((pred, tuple(json.loads(args))))
 
     def take(self, data: pa.Table, clock: Clock) -> pa.Table:

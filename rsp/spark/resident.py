@@ -468,6 +468,10 @@ class ResidentMerger(Merger):
     a DataFrame by :func:`rsp.spark.pipeline.start`), then merges their answers as :class:`Merger`."""
 
     frames = True
+    _merging: queue.Queue | None = None
+    """With :meth:`overlap`: the micro-batches waiting for the merge thread."""
+    _failed: BaseException | None = None
+    """What merging a micro-batch on that thread raised (raised again in the driver)."""
 
     def __init__(self, spark: SparkSession, job: Job, *args, logs: str | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -488,8 +492,6 @@ class ResidentMerger(Merger):
         """Seconds in the partitions' steps (summed over partitions, rebuilds included), in the driver
         waiting for each micro-batch's Spark job (key, shuffle, steps, hand-over), and merging."""
         self.on_close = self.finish
-        self._merging: queue.Queue | None = None
-        self._failed: BaseException | None = None
         self.warm()
 
     def warm(self) -> None:
@@ -573,7 +575,8 @@ class ResidentMerger(Merger):
         # merges; at the default 5 ms switch interval each of them waited for the merge
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch_interval, 0.0005))
-        threading.Thread(target=self._merge_loop, args=(self._merging,), name="rsp-merge", daemon=True).start()
+        worker = threading.Thread(target=self._merge_loop, args=(self._merging,), daemon=True)
+        worker.start()
 
     def _merge_loop(self, pending: queue.Queue) -> None:
         while True:

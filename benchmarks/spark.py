@@ -1,7 +1,7 @@
 """Spark benchmarks: triples per second from files through Spark into the engine, against ``rsp run``
 on the same lines in the same run, and the latency floor of a micro-batch.
 
-    python benchmarks/spark.py [--quick] [--lines N] [--data DIR] [--repeat K]
+    python benchmarks/spark.py [--quick] [--lines N] [--data DIR] [--repeat K] [--throughput]
 
 1. Throughput: N generated lines (``<http://ex.org/eK> <http://ex.org/p> "K"^^xsd:integer . # K``, one
    element per ms) counted by ``SELECT (COUNT(*) AS ?n) … [RANGE 1s STEP 1s]``:
@@ -11,6 +11,7 @@ on the same lines in the same run, and the latency floor of a micro-batch.
    (from the run's summary) is reported too, without the ≈5 s session start, and checked against the
    issue's target of 100k triples/s. ``--repeat K`` runs the three commands K times round robin and
    keeps the fastest of each (this machine's noise is large). The outputs must be equal.
+   ``--throughput`` runs this section alone.
 2. Latency floor: 20 one-line files read one per micro-batch against the same files in one micro-batch;
    the difference per micro-batch is the cost of a micro-batch (offset and commit logs, job scheduling,
    Arrow hand-over).
@@ -28,7 +29,9 @@ on the same lines in the same run, and the latency floor of a micro-batch.
    ratio, partition engine rebuilds, and where the in-query time goes (the partitions' steps summed,
    the Spark jobs, the driver's merge) from the run's summary.
 
-Results are printed (µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
+Every figure is printed with the 1-minute load average before and after its run (the machine is
+shared: compare ratios measured in the same run, not figures of different runs). Results are printed
+(µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
 ``benchmarks/results/``. Timings are reported, never asserted: the exit status is 1 only when a run
 fails or outputs differ.
 """
@@ -91,12 +94,15 @@ TIMES = r"([0-9.]+) s in the partitions' steps \(summed\), ([0-9.]+) s in Spark 
 
 
 def timed(args: list[str], timeout: float = 3600, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``python -m rsp ARGS``; wall time, output, and Spark's in-query time from the summary."""
+    """Run ``python -m rsp ARGS``; wall time, output, Spark's in-query time from the summary, and the
+    1-minute load average before and after (this machine is shared: a figure is read with its load)."""
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "rsp", *args], capture_output=True, text=True,
                           timeout=timeout, env={**child_env(), **(env or {})}, cwd=ROOT)
     wall = time.perf_counter() - start
-    result: dict[str, Any] = {"command": "rsp " + " ".join(args), "wall": wall, "returncode": done.returncode}
+    result: dict[str, Any] = {"command": "rsp " + " ".join(args), "wall": wall, "returncode": done.returncode,
+                              "load": [load, os.getloadavg()[0]]}  # fmt: skip
     if done.returncode != 0:
         result["error"] = done.stderr.strip().splitlines()[-1:] or ["exit code " + str(done.returncode)]
     m = re.search(r"(\d+) micro-batch\(es\) in ([0-9.]+) s", done.stderr)
@@ -147,6 +153,7 @@ def throughput(data: Path, lines: int, repeat: int = 1) -> dict[str, Any]:
         if "query_s" in best:
             best["all_query_s"] = [r.get("query_s") for r in done]
         best["stdouts"] = {r["stdout"] for r in done}
+        best["all_load"] = [r["load"] for r in done]
         runs[name] = best
     reference = runs["rsp run"]["stdout"]
     for run in runs.values():
@@ -156,6 +163,8 @@ def throughput(data: Path, lines: int, repeat: int = 1) -> dict[str, Any]:
             run["query_triples_per_s"] = lines / run["query_s"]
         run["us_per_triple"] = run["wall"] / lines * 1e6
         run["ratio_to_run"] = run["wall"] / runs["rsp run"]["wall"]
+        if "query_s" in run:
+            run["query_ratio_to_run"] = run["query_s"] / runs["rsp run"]["wall"]
         del run["stdout"]
     return {"lines": lines, "repeat": repeat, "runs": runs}
 
@@ -250,6 +259,7 @@ def scale_out(data: Path, lines: int, keys: int, batches: int, repeat: int) -> d
         best["all_wall"] = [r["wall"] for r in done]
         best["all_query_s"] = [r.get("query_s") for r in done]
         best["all_rebuilds"] = [r.get("rebuilds") for r in done]
+        best["all_load"] = [r["load"] for r in done]
         del best["stdout"]
         runs[name] = best
     per_core_run = lines / runs["rsp run"]["wall"]
@@ -260,6 +270,11 @@ def scale_out(data: Path, lines: int, keys: int, batches: int, repeat: int) -> d
             run["per_core_ratio"] = per_core_run / run["per_core"]
     return {"lines": lines, "keys": keys, "micro_batches": batches, "cores": cores, "repeat": repeat,
             "run_triples_per_s": per_core_run, "runs": runs}  # fmt: skip
+
+
+def loads(pairs: list[list[float]]) -> str:
+    """Load averages (before → after) of runs, as printed beside their figures."""
+    return ", ".join(f"{before:.1f}→{after:.1f}" for before, after in pairs)
 
 
 def print_scale_out(report: dict[str, Any]) -> list[str]:
@@ -280,9 +295,9 @@ def print_scale_out(report: dict[str, Any]) -> list[str]:
         if "steps_s" in run:
             print(f"{'':<50} partitions' steps {run['steps_s']:.1f} s (summed), "
                   f"Spark jobs {run['jobs_s']:.1f} s, driver merge {run['merge_s']:.2f} s")
-        if len(run["all_wall"]) > 1:
-            each = [t for t in run["all_query_s"] if t is not None] or run["all_wall"]
-            print(f"{'':<50} all rounds: " + ", ".join(f"{t:.1f} s" for t in each))
+        each = [t for t in run["all_query_s"] if t is not None] or run["all_wall"]
+        print(f"{'':<50} all rounds: " + ", ".join(f"{t:.1f} s" for t in each)
+              + f"  (load {loads(run['all_load'])})")  # fmt: skip
         if "error" in run or not run["same_output"]:
             bad.append(name)
     return bad
@@ -314,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each throughput command (best kept)")
     parser.add_argument("--results", default=str(HERE / "results"), help="directory for the JSON results")
     parser.add_argument("--scale-out", action="store_true", help="only section 4 (1M triples, 1,000 keys)")
+    parser.add_argument("--throughput", action="store_true", help="only section 1 (no partitioning)")
     parser.add_argument("--keys", type=int, default=1000, help="vehicles in --scale-out")
     parser.add_argument("--batches", type=int, default=10, help="micro-batches in --scale-out")
     args = parser.parse_args(argv)
@@ -326,10 +342,12 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "load": os.getloadavg(),
             "throughput": throughput(data, lines, max(1, args.repeat)),
-            "latency": latency(data),
-            "partitioned": partitioned(data, 10_000 if args.quick else 50_000),
         }
+        if not args.throughput:
+            report["latency"] = latency(data)
+            report["partitioned"] = partitioned(data, 10_000 if args.quick else 50_000)
     finally:
         if not args.data:
             shutil.rmtree(data, ignore_errors=True)
@@ -348,17 +366,22 @@ def main(argv: list[str] | None = None) -> int:
             verdict = "met" if rate >= TARGET else "NOT met"
             print(f"{'':<42} inside the streaming query: {rate:,.0f} triples/s "
                   f"(target ≥ {TARGET:,}: {verdict})")
-        if len(run["all_wall"]) > 1:
-            each = run.get("all_query_s") or run["all_wall"]
-            print(f"{'':<42} all rounds: " + ", ".join(f"{t:.1f} s" for t in each))
+            print(f"{'':<42} × rsp run's wall: {run['ratio_to_run']:.2f} whole process, "
+                  f"{run['query_ratio_to_run']:.2f} in the query (goal ≤ 1.5)")
+        each = run.get("all_query_s") or run["all_wall"]
+        print(f"{'':<42} all rounds: " + ", ".join(f"{t:.1f} s" for t in each)
+              + f"  (load {loads(run['all_load'])})")  # fmt: skip
         if "error" in run or not run["same_output"]:
             bad.append(name)
+    if args.throughput:
+        return _write(report, args, "-throughput", bad)
     lat = report["latency"]
     print(f"\n== latency floor: {lat['files']} one-line files ==")
     for key, label in (("one_per_batch", "one file per micro-batch"), ("one_batch", "all in one")):
         run = lat[key]
         seconds = run.get("query_s", float("nan"))
-        print(f"{label:<28} {run.get('batches', '?')} micro-batch(es) in {seconds:.1f} s")
+        print(f"{label:<28} {run.get('batches', '?')} micro-batch(es) in {seconds:.1f} s"
+              f"  (load {loads([run['load']])})")
     if "ms_per_batch" in lat:
         print(f"cost of a micro-batch: {lat['ms_per_batch']:.0f} ms")
     if not lat["same_output"]:
@@ -369,13 +392,18 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in part["runs"].items():
         query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
         print(f"{name:<42} {run['wall']:>7.1f} s wall, {query_s:>6} s in query, "
-              f"{run['triples_per_s']:>9,.0f} triples/s  {'same' if run['same_output'] else 'DIFFERS'}")
+              f"{run['triples_per_s']:>9,.0f} triples/s  {'same' if run['same_output'] else 'DIFFERS'}"
+              f"  (load {loads([run['load']])})")
         if "error" in run or not run["same_output"]:
             bad.append(name)
+    return _write(report, args, "-quick" if args.quick else "", bad)
+
+
+def _write(report: dict[str, Any], args: argparse.Namespace, suffix: str, bad: list[str]) -> int:
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = results / f"{stamp}-spark{'-quick' if args.quick else ''}.json"
+    path = results / f"{stamp}-spark{suffix}.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"\nresults written to {path}")
     if bad:

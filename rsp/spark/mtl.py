@@ -87,8 +87,12 @@ def run_mtl(args: argparse.Namespace, out: TextIO, stop, drive, summary) -> int:
 
     if len(args.stream) != 1:
         raise RspError("a DatalogMTL program reads one stream: give one --stream SOURCE")
-    for option, value in (("--checkpoint", args.checkpoint), ("--partition-by", args.partition_by),
-                          ("--sink", args.sink)):  # fmt: skip
+    if args.partition_by:
+        from rsp.spark.resident_mtl import run_partitioned
+
+        source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+        return run_partitioned(args, out, stop, drive, summary, source)
+    for option, value in (("--checkpoint", args.checkpoint), ("--sink", args.sink)):
         if value:
             raise RspError(f"{option} is not supported with a DatalogMTL program yet")
     fmt = args.format if args.format in ("intervals", "jsonl", "count") else None

@@ -412,6 +412,9 @@ def run_step(job, step: Step, partition: int, table: pa.Table) -> pa.RecordBatch
         _write_log(step, partition, taken, engine.keep_from())
         _keep(step, partition, engine)
     stats["engine"] = time.perf_counter() - started
+    report = getattr(engine, "report", None)  # what a kind of engine tells its driver besides its mark
+    if report is not None:
+        stats.update(report())
     mark = json.dumps(stats)
     rows.append(("mark", None, mark, engine.bound(step.clock), first, last, engine.late - late))
     return pa.RecordBatch.from_pylist(

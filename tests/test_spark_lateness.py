@@ -64,7 +64,9 @@ class _Driver(resident.ResidentMerger):
     order they arrive), each partition's step is :func:`rsp.spark.resident.run_step`."""
 
     def __init__(self, job: Job, logs: str, emit) -> None:
-        super().__init__(_Spark(), job, "Sums", ("v", "n", "sum"), job.step, emit, lambda _row: None, logs=logs)
+        super().__init__(
+            _Spark(), job, "Sums", ("v", "n", "sum"), job.step, emit, lambda _row: None, logs=logs
+        )
 
     def warm(self) -> None:
         pass  # no engine hosts, no Spark job

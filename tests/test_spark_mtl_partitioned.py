@@ -66,7 +66,16 @@ def test_programs_that_do_not_partition_are_refused(tmp_path: Path, capsys) -> N
     program = tmp_path / "p.mtl"
     program.write_text("A(V):-B(V)\nC(V):-Diamondminus[0,2]A(V), D(X)\n")
     (tmp_path / "in").mkdir()
-    args = ["spark", str(program), "--stream", str(tmp_path / "in"), "--partition-by", "V", "--format", "intervals"]
+    args = [
+        "spark",
+        str(program),
+        "--stream",
+        str(tmp_path / "in"),
+        "--partition-by",
+        "V",
+        "--format",
+        "intervals",
+    ]
     assert main(args) == 2
     assert "p.mtl:2:1: --partition-by V: the atom D(X) does not use V" in capsys.readouterr().err
     program.write_text("A(V,X):-B(V,X)\nC(V):-A(X,V)\n")
@@ -128,7 +137,9 @@ class _Driver(resident_mtl.MtlMerger):
         return pa.Table.from_batches(outputs)
 
 
-def _partitioned(text: str, batches: list[list[str]], workers: list[int], monkeypatch) -> tuple[list[str], int]:
+def _partitioned(
+    text: str, batches: list[list[str]], workers: list[int], monkeypatch
+) -> tuple[list[str], int]:
     monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
     keys = resident_mtl.mtl_keys(parse(text, "p.mtl"), "V")
     job = resident_mtl.MtlJob(text, "p.mtl", keys, None, None, "drop")
@@ -174,7 +185,9 @@ def _cases(draw) -> tuple[str, list[list[str]], list[int]]:
 
 
 def _files(text: str, batches: list[list[str]]) -> dict[str, str]:
-    stream = "".join(f"% micro-batch {i}\n" + "".join(line + "\n" for line in b) for i, b in enumerate(batches))
+    stream = "".join(
+        f"% micro-batch {i}\n" + "".join(line + "\n" for line in b) for i, b in enumerate(batches)
+    )
     return {"program.txt": text, "stream.txt": stream}
 
 

@@ -62,7 +62,9 @@ class _Driver(resident_programs.ResidentProgramMerger):
 
     def keyed(self, batch: list[str]) -> pa.Table:
         lines = pa.RecordBatch.from_pydict({"line": batch, "file": [None] * len(batch)})
-        return pa.Table.from_batches(list(resident_programs.atom_keyer(self.job.keys, self.ticks)(iter([lines]))))
+        return pa.Table.from_batches(
+            list(resident_programs.atom_keyer(self.job.keys, self.ticks)(iter([lines])))
+        )
 
     def _tick_frame(self):
         return _NoRows()
@@ -98,7 +100,9 @@ def _tick(key: str) -> pa.Table:
     return pa.Table.from_pylist([{"key": key}], schema=resident_programs.ROW_SCHEMA)
 
 
-def _partitioned(text: str, batches: list[list[str]], workers: list[int], monkeypatch) -> tuple[list[str], int]:
+def _partitioned(
+    text: str, batches: list[list[str]], workers: list[int], monkeypatch
+) -> tuple[list[str], int]:
     monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
     program = parse(text, "p.lars")
     job = ProgramJob(text, "p.lars", partition_keys(program.program, "V"))
@@ -137,7 +141,9 @@ def _reference(text: str, batches: list[list[str]]) -> tuple[list[str], int]:
     if kept:
         for t in range(min(kept), max(kept) + 1):
             engine.step(t, kept.get(t, []))
-            out.append(json.dumps({"time": t, "atoms": sorted(format_atom(p, a) for p, a in engine.output())}))
+            out.append(
+                json.dumps({"time": t, "atoms": sorted(format_atom(p, a) for p, a in engine.output())})
+            )
     return out, late
 
 
@@ -194,4 +200,3 @@ def test_reference_is_rsp_lars_on_streams_in_order(tmp_path: Path) -> None:
     assert late == 0
     assert output.read_text().splitlines() == expected
     assert sum(len(json.loads(line)["atoms"]) for line in expected) > 40
-

@@ -357,4 +357,3 @@ def run_partitioned(args, out, stop, drive, summary, source) -> int:
 
 
 __all__ = ["MtlJob", "MtlKeys", "MtlMerger", "MtlPartitionEngine", "fact_keyer", "keyed_facts", "mtl_keys"]
-

@@ -241,6 +241,10 @@ class QueryHandle:
         if table is not None:
             kind = MaintainedSelect if isinstance(query.form, ast.Select) else MaintainedConstruct
             self.maintained = kind(lars_engine, table, query.form, self._arity[table.pred])
+        else:  # OPTIONAL/MINUS/NOT EXISTS blocks, GROUP BY aggregates: rsp/query/maintained_ops.py
+            from rsp.query.maintained_ops import maintained_select
+
+            self.maintained = maintained_select(lars_engine, query, translation, self._arity)
         """The answer kept from the engine's changes (rsp/query/maintained.py), when the query allows it."""
         self._pattern_solutions: dict = {}  # pattern predicate -> PatternSolutions (the other queries)
         # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time

@@ -163,6 +163,7 @@ class Engine:
             for plan in sp.plans:
                 plan.guards = _guards(plan)
                 plan.filters = [_first_constant(lit.pattern) for lit in plan.positives]
+        self._sleep_guarded_indexes()
         self.shared: set[Sig] = set()
         """Intensional predicates whose ``now`` facts are their plain formula table (see :meth:`_share`)."""
         for pred in self.facts:
@@ -191,6 +192,25 @@ class Engine:
         self.facts[pred].now = literal.table.entries
         self.aliases[pred] = literal.table
         return True
+
+    def _sleep_guarded_indexes(self) -> None:
+        """Indexes that only guarded rules probe (OWL 2 RL's ``eq-rep-*`` reading a triple table by
+        subject, property or object) are not kept while the guards fail: each plan wakes its own
+        before its first variant runs (:meth:`_evaluate`). Indexes a guard reads stay awake."""
+        plans = [plan for sp in self.strata for plan in sp.plans]
+        guard_indexes = {id(index) for plan in plans for index, _consts in plan.guards}
+        users: dict[tuple, list[RulePlan]] = {}
+        for plan in plans:
+            plan.sleeping = []
+            for table, positions in plan.indexes:
+                users.setdefault((table, positions), []).append(plan)
+        for (table, positions), readers in users.items():
+            if id(table.indexes[positions]) in guard_indexes:
+                continue
+            if all(plan.guards and not plan.volatile for plan in readers):
+                table.sleep(positions)
+                for plan in readers:
+                    plan.sleeping.append((table, positions))
 
     def _share(self, pred: Sig) -> None:
         """A predicate read only plainly (``p(X…)`` in bodies, no window) and derived by no ``@T`` head:
@@ -574,6 +594,10 @@ class Engine:
                     continue
                 if plan.guards and not all(consts in index for index, consts in plan.guards):
                     continue  # a body atom with constants has no fact: no variant can derive anything
+                if plan.sleeping:
+                    for table, positions in plan.sleeping:
+                        table.wake(positions)
+                    plan.sleeping = []
                 for i, lit in enumerate(plan.positives):
                     table = lit.table
                     s, e = start[table], end[table]

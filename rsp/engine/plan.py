@@ -110,6 +110,8 @@ class RulePlan:
     variants: list[Callable] = field(default_factory=list)
     full: Callable | None = None
     source: str = ""
+    indexes: set[tuple[Table, tuple[int, ...]]] = field(default_factory=set)
+    """The (table, positions) indexes its semi-naive variants probe."""
 
 
 class _Gen:
@@ -123,6 +125,8 @@ class _Gen:
         self.negatives = negatives
         self.ns = namespace
         self.plan_id = plan_id
+        self.uses: list[tuple[Table, tuple[int, ...]]] = []
+        """The (table, positions) indexes the variant probes."""
         self.lines: list[str] = []
         self.depth = 1
         self.bound: dict[str, str] = {}
@@ -194,6 +198,7 @@ class _Gen:
         elif bound_pos:
             iname = f"I{step}"
             self.ns[iname] = lit.table.ensure_index(bound_pos)
+            self.uses.append((lit.table, bound_pos))
             values = ", ".join(self.term(lit.pattern[j]) for j in bound_pos)
             # no copy even when the table is the stratum's own: a variant hands its derivations to
             # emit after its loops, so nothing it iterates changes under it
@@ -368,6 +373,8 @@ def compile_rule(
         code = compile(source, f"<plan of {rule.origin}: {rule}>", "exec")
         exec(code, namespace)  # noqa: S102 - the source is generated from the rule model above
         functions.append(namespace[name])
+        if delta_index is not None:
+            plan.indexes.update(gen.uses)
     plan.source = "\n\n".join(sources)
     plan.variants = functions[:-1]
     plan.full = functions[-1]

@@ -68,6 +68,7 @@ class Table:
         "extended",
         "_insert",
         "_remove",
+        "dormant",
     )
 
     def __init__(self, name: str, queue: ExpiryQueue) -> None:
@@ -76,6 +77,8 @@ class Table:
         self.indexes: dict[tuple[int, ...], dict[tuple, dict[tuple, None]]] = {}
         self._index_list: list[tuple[tuple[int, ...], dict]] = []
         self._insert = self._remove = _no_index
+        self.dormant: dict[tuple[int, ...], dict] = {}
+        """Indexes not kept up to date while no rule can read them (see :meth:`sleep`)."""
         """Add a new key to every index / take a deleted one out (generated for the table's indexes)."""
         self.delta: list[tuple] = []
         self.queue = queue
@@ -87,6 +90,8 @@ class Table:
     def ensure_index(self, positions: tuple[int, ...]) -> dict[tuple, dict[tuple, None]]:
         """The index on ``positions`` (created on first use, filled from current entries)."""
         index = self.indexes.get(positions)
+        if positions in self.dormant:
+            self.wake(positions)
         if index is None:
             index = {}
             for key in self.entries:
@@ -95,6 +100,27 @@ class Table:
             self._index_list.append((positions, index))
             self._insert, self._remove = _index_functions(self._index_list)
         return index
+
+    def sleep(self, positions: tuple[int, ...]) -> None:
+        """Stop keeping the index on ``positions`` (emptied, the same dict) until :meth:`wake`: for
+        indexes that only rules switched off by a guard read (OWL 2 RL's ``eq-rep-*``)."""
+        if positions in self.dormant or positions not in self.indexes:
+            return
+        index = self.indexes[positions]
+        index.clear()
+        self.dormant[positions] = index
+        self._index_list = [(p, i) for p, i in self._index_list if p != positions]
+        self._insert, self._remove = _index_functions(self._index_list)
+
+    def wake(self, positions: tuple[int, ...]) -> None:
+        """Fill a dormant index from the entries (in place: compiled plans hold the dict) and keep it."""
+        index = self.dormant.pop(positions, None)
+        if index is None:
+            return
+        for key in self.entries:
+            index.setdefault(tuple(key[i] for i in positions), {})[key] = None
+        self._index_list.append((positions, index))
+        self._insert, self._remove = _index_functions(self._index_list)
 
     def update(self, key: tuple, horizon: int) -> bool:
         """Store ``key`` valid until ``horizon`` (keeping the larger horizon); True if it grew."""
@@ -185,6 +211,8 @@ def _no_index(key: tuple) -> None:
 def _index_functions(index_list: list[tuple[tuple[int, ...], dict]]) -> tuple:
     """``insert(key)`` and ``remove(key)`` for these indexes, generated as straight-line code: a fact
     costs one call whatever the number of indexes, with each index's key built by one tuple display."""
+    if not index_list:
+        return _no_index, _no_index
     namespace: dict = {}
     insert, remove = ["def insert(key):"], ["def remove(key):"]
     for n, (positions, index) in enumerate(index_list):

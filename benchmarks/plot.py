@@ -136,15 +136,17 @@ def plot_queries(cases: list[dict[str, Any]], out: Path) -> Path:
 
 def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
     """Per-instant time (answers and their JSON text included) against window size, per output
-    policy, for this tree and, when measured, the tree before issue 15 (``benchmarks/instants.py``)."""
+    policy, for this tree, the hand-written maintainer (``benchmarks/isin_baseline.py``) and, when
+    measured, the tree before issue 15 (``benchmarks/instants.py``)."""
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     for number, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
-        for tree, style in (("after", "-"), ("before", "--")):
+        for tree, style in (("after", "-"), ("before", "--"), ("baseline", ":")):
             points = sorted(
                 (r["size"], r["instant_ms"]) for r in rows if r["policy"] == policy and r["tree"] == tree
             )
             if points:
-                label = f"{policy}" + (" (before issue 15)" if tree == "before" else "")
+                suffix = {"before": " (before issue 15)", "baseline": " (hand-written maintainer)"}
+                label = f"{policy}" + suffix.get(tree, "")
                 ax.plot(
                     *zip(*points, strict=True),
                     ls=style,

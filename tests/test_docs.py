@@ -146,7 +146,7 @@ def test_benchmark_plot_script_draws_the_results_plots(tmp_path):
         {"size": size, "policy": policy, "tree": tree, "instant_ms": size / 100}
         for size in (2000, 20000)
         for policy in ("RSTREAM", "ISTREAM")
-        for tree in ("before", "after")
+        for tree in ("before", "after", "baseline")
     ]
     written = {
         plot.plot_window(lars, tmp_path).name,

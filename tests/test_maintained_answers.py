@@ -208,4 +208,4 @@ def test_jsonl_writer_keeps_shared_solution_texts() -> None:
         {"query": 'Q "1"', "time": 3000, "bindings": []},
     ]
     assert out.getvalue() == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in expected)
-    assert writer._cache is not None and not writer._cache  # only the last instant's solutions are kept
+    assert not writer._texts.kept  # only the last instant's solutions are kept

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import math
 import os
@@ -26,6 +27,8 @@ from typing import TextIO
 
 from rsp.errors import RspError
 from rsp.io.ntriples import parse_line
+from rsp.io.solution_text import SharedSolution as SharedSolution  # made by rsp/query/maintained*.py
+from rsp.io.solution_text import SolutionTexts
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -67,13 +70,6 @@ class AskResult:
 
 
 Result = SelectResult | ConstructResult | AskResult
-
-
-class SharedSolution(dict):
-    """A solution an engine keeps unchanged while it is an answer and hands out at every instant
-    (rsp/query/maintained.py): writers may keep its text from one instant to the next. Never change one."""
-
-    __slots__ = ()
 
 
 def as_result(value: object) -> Result:
@@ -244,6 +240,14 @@ class ResultWriter:
         self.variables = tuple(variables) if variables is not None else None
         self.query_name = query_name
         self.prefixes = dict(prefixes) if prefixes is not None else None
+        self._texts = SolutionTexts()
+
+    cached = True
+    """Join a SELECT instant from each solution's kept text (:class:`SolutionTexts`); False writes
+    every row from scratch (the same bytes: tests/test_result_texts.py compares the two)."""
+
+    def _plain_select(self, result: Result) -> bool:
+        return self.cached and isinstance(result, SelectResult) and result.explanations is None
 
     def write(self, result: Result) -> None:
         """Write one query's result at one instant (anything :func:`as_result` accepts) and flush."""
@@ -270,30 +274,12 @@ class ResultWriter:
 class JsonLinesWriter(ResultWriter):
     """``jsonl``: ``{"query": …, "time": …, "bindings"|"triples"|"boolean": …}`` per query per instant."""
 
-    _cache: dict[int, tuple[SharedSolution, str]] | None = None
-    _cache_variables: tuple[str, ...] | None = None
-
-    def _binding_texts(self, variables: tuple[str, ...], rows: Sequence[Mapping[str, Term]]) -> list[str]:
-        """Each solution's JSON text; a :class:`SharedSolution` seen at the last instant keeps its text."""
-        cache = self._cache if self._cache_variables == variables and self._cache is not None else {}
-        kept: dict[int, tuple[SharedSolution, str]] = {}
-        texts = []
-        for row in rows:
-            if type(row) is SharedSolution:
-                entry = cache.get(id(row))
-                if entry is None or entry[0] is not row:
-                    entry = (row, _solution_json(variables, row))
-                kept[id(row)] = entry
-                texts.append(entry[1])
-            else:
-                texts.append(_solution_json(variables, row))
-        self._cache, self._cache_variables = kept, variables
-        return texts
-
     def _write(self, result: Result) -> None:
-        if isinstance(result, SelectResult) and result.explanations is None:  # the record json.dumps writes
+        if self._plain_select(result):  # the record json.dumps writes
             head = json.dumps({"query": result.query, "time": result.time}, ensure_ascii=False)[:-1]
-            bindings = ", ".join(self._binding_texts(tuple(result.variables), result.rows))
+            variables = tuple(result.variables)
+            texts = self._texts.texts(variables, result.rows, lambda row: _solution_json(variables, row))
+            bindings = ", ".join(texts)
             self.handle.write(f'{head}, "bindings": [{bindings}]}}\n')
             return
         record: dict[str, object] = {"query": result.query, "time": result.time}
@@ -316,8 +302,13 @@ def _select_view(result: SelectResult | ConstructResult) -> tuple[tuple[str, ...
     """Variables and rows of a result; CONSTRUCT triples read as solutions of ?subject ?predicate ?object."""
     if isinstance(result, ConstructResult):
         return _SPO, [dict(zip(_SPO, map(_clean, t), strict=True)) for t in result.triples]
-    variables = result.variables or tuple(dict.fromkeys(v for row in result.rows for v in row))
+    variables = _view_variables(result)
     return variables, [_row(variables, row) for row in result.rows]
+
+
+def _view_variables(result: SelectResult) -> tuple[str, ...]:
+    """A SELECT result's columns: its variables, or those its solutions bind when it names none."""
+    return tuple(result.variables) or tuple(dict.fromkeys(v for row in result.rows for v in row))
 
 
 class SparqlJsonWriter(ResultWriter):
@@ -325,6 +316,15 @@ class SparqlJsonWriter(ResultWriter):
     and ``time`` added; CONSTRUCT triples are given as bindings of ``subject``, ``predicate``, ``object``."""
 
     def _write(self, result: Result) -> None:
+        if self._plain_select(result):  # the record below, each solution's object text kept
+            variables = _view_variables(result)
+            head = {"query": result.query, "time": result.time, "head": {"vars": list(variables)}}
+            texts = self._texts.texts(
+                variables, result.rows, lambda row: _sparql_json_solution(variables, row)
+            )
+            opening = json.dumps(head, ensure_ascii=False)[:-1]
+            self.handle.write(f'{opening}, "results": {{"bindings": [{", ".join(texts)}]}}}}\n')
+            return
         record: dict[str, object] = {"query": result.query, "time": result.time}
         if isinstance(result, AskResult):
             record["head"] = {}
@@ -336,6 +336,18 @@ class SparqlJsonWriter(ResultWriter):
         if result.explanations is not None:
             record["explanations"] = [e.to_json() for e in result.explanations]
         self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _json_term_text(term: Term) -> str:
+    """The JSON text of a term's SPARQL JSON object (made once per term)."""
+    return json.dumps(_json_term(term), ensure_ascii=False)
+
+
+def _sparql_json_solution(variables: Sequence[str], solution: Mapping[str, object]) -> str:
+    """``json.dumps({v: _json_term(t) for v, t in _row(variables, solution).items()})``, from kept texts."""
+    row = _row(variables, solution)
+    return "{" + ", ".join(f"{_name_json(v)}: {_json_term_text(t)}" for v, t in row.items()) + "}"
 
 
 def _json_term(term: Term) -> dict[str, str]:
@@ -367,6 +379,19 @@ class _TableWriter(ResultWriter):
             self._header(("boolean",))
             self._line([str(result.time), "true" if result.value else "false"])
             return
+        if self._plain_select(result):  # each solution's line after the time column kept
+            variables = _view_variables(result)
+            self._header(variables)
+            header = self.header
+
+            def make(solution: Mapping[str, object]) -> str:
+                row = _row(variables, solution)
+                return self._rest([self._value(row[v]) if v in row else "" for v in header])
+
+            time = str(result.time)
+            texts = self._texts.texts((variables, header), result.rows, make)
+            self.handle.write("".join([time + text for text in texts]))
+            return
         variables, rows = _select_view(result)
         self._header(variables)
         for row in rows:
@@ -381,6 +406,10 @@ class _TableWriter(ResultWriter):
     def _line(self, fields: list[str]) -> None:
         raise NotImplementedError
 
+    def _rest(self, fields: list[str]) -> str:
+        """The text :meth:`_line` writes for a row after its time column (line end included)."""
+        raise NotImplementedError
+
 
 class CsvWriter(_TableWriter):
     """``csv``: SPARQL 1.1 CSV results (plain values: IRIs without brackets, literals' lexical forms,
@@ -389,6 +418,8 @@ class CsvWriter(_TableWriter):
 
     def __init__(self, handle: TextIO, **options) -> None:
         self._csv = csv.writer(handle, lineterminator="\r\n")
+        self._buffer = io.StringIO()
+        self._row_csv = csv.writer(self._buffer, lineterminator="\r\n")
         super().__init__(handle, **options)
 
     def _name(self, variable: str) -> str:
@@ -400,6 +431,13 @@ class CsvWriter(_TableWriter):
 
     def _line(self, fields: list[str]) -> None:
         self._csv.writerow(fields)
+
+    def _rest(self, fields: list[str]) -> str:
+        buffer = self._buffer
+        buffer.seek(0)
+        buffer.truncate()
+        self._row_csv.writerow(["0", *fields])  # a time field is never quoted
+        return buffer.getvalue()[1:]
 
 
 class TsvWriter(_TableWriter):
@@ -414,6 +452,9 @@ class TsvWriter(_TableWriter):
 
     def _line(self, fields: list[str]) -> None:
         self.handle.write("\t".join(fields) + "\n")
+
+    def _rest(self, fields: list[str]) -> str:
+        return "".join(["\t" + field for field in fields]) + "\n"
 
 
 class NTriplesWriter(ResultWriter):
@@ -463,6 +504,11 @@ class TextWriter(ResultWriter):
             case ConstructResult(triples=triples):
                 lines = [f"{self._bold(title)}: {_count(len(triples), 'triple')}"]
                 lines += [f"  {self._triple(t)}" for t in triples]
+            case SelectResult() if self._plain_select(result):  # each solution's cells and line kept
+                variables = _view_variables(result)
+                lines = [f"{self._bold(title)}: {_count(len(result.rows), 'solution')}"]
+                if result.rows:
+                    lines += self._kept_table(variables, result.rows)
             case SelectResult():
                 variables, rows = _select_view(result)
                 lines = [f"{self._bold(title)}: {_count(len(rows), 'solution')}"]
@@ -472,6 +518,31 @@ class TextWriter(ResultWriter):
             text = explanation.lines(self.term)
             lines += ["  " + self._bold(text[0]), *("  " + self._dim(line) for line in text[1:])]
         self.handle.write("\n".join(lines) + "\n\n")
+
+    def _kept_table(self, variables: tuple[str, ...], solutions: Sequence[Mapping[str, Term]]) -> list[str]:
+        """:meth:`_table` from each solution's kept cells; a row's line is kept while the widths stay."""
+
+        def make(solution: Mapping[str, object]) -> list:
+            row = _row(variables, solution)
+            return [[self.term(row[v]) if v in row else "" for v in variables], None, None]
+
+        entries = self._texts.texts(variables, solutions, make)
+        widths = [len(v) for v in variables]
+        for cells, _, _ in entries:
+            for i, cell in enumerate(cells):
+                if len(cell) > widths[i]:
+                    widths[i] = len(cell)
+        fixed = tuple(widths)
+        out = []
+        for entry in entries:
+            if entry[1] != fixed:
+                entry[1] = fixed
+                line = "  ".join(t.ljust(w) for t, w in zip(entry[0], widths, strict=True))
+                entry[2] = "  " + line.rstrip()
+            out.append(entry[2])
+        header = "  " + "  ".join(t.ljust(w) for t, w in zip(variables, widths, strict=True)).rstrip()
+        rule = "  " + "  ".join("-" * w for w in widths)
+        return ["  " + self._bold(header.strip()), rule, *out]
 
     def _table(self, variables: Sequence[str], rows: list[dict[str, Term]]) -> list[str]:
         cells = [[self.term(row[v]) if v in row else "" for v in variables] for row in rows]

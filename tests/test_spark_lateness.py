@@ -11,6 +11,7 @@ partitioning places the keys; the answers at every instant and the late count eq
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -89,6 +90,23 @@ class _Driver(resident.ResidentMerger):
         return pa.Table.from_batches(outputs)
 
 
+class _MergesLast:
+    """The merge queue of :meth:`ResidentMerger.overlap` with every merge held back until the driver
+    drains it: the merge as far behind Spark's jobs as it can fall, in the order the jobs ended."""
+
+    def __init__(self, driver: _Driver) -> None:
+        self.driver, self.items = driver, []
+
+    def put(self, item) -> None:
+        if item is not None:
+            self.items.append(item)
+
+    def join(self) -> None:
+        items, self.items = self.items, []
+        for item in items:
+            self.driver._merge(*item, queued=True)
+
+
 def _table(elements: list[Element]) -> pa.Table:
     """A partition's rows as keyed_rows gives them (in arrival order), with its tick row."""
     rows = [{"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None,
@@ -100,7 +118,9 @@ def _table(elements: list[Element]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def _partitioned(batches: list[list[Element]], monkeypatch) -> tuple[dict[int, Counter], int]:
+def _partitioned(
+    batches: list[list[Element]], monkeypatch, merges_last: bool = False
+) -> tuple[dict[int, Counter], int]:
     monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
     monkeypatch.setattr(resident, "_REGISTRY", {})
     monkeypatch.setattr(resident, "keyed_rows", lambda frame, _plan, _ticks: frame)
@@ -114,6 +134,8 @@ def _partitioned(batches: list[list[Element]], monkeypatch) -> tuple[dict[int, C
 
     with tempfile.TemporaryDirectory() as logs:
         driver = _Driver(job, logs, emit)
+        if merges_last:  # the clock of each job must not wait for the merge of the job before
+            driver._merging, driver._switch_interval = _MergesLast(driver), sys.getswitchinterval()
         for index, batch in enumerate(batches):
             driver(batch, index)
         driver.close()
@@ -179,12 +201,14 @@ BEHIND = [  # the first element of the second micro-batch closes 3000 behind 377
 @example(batches=SHARED)
 @example(batches=BEHIND)
 def test_partitioned_lateness_equals_one_engine(batches, monkeypatch, spark) -> None:
-    """(``spark``: the driver's last job builds a Spark SQL expression.)"""
+    """(``spark``: the driver's last job builds a Spark SQL expression.) The same with the driver's
+    merges held back behind Spark's jobs (:meth:`ResidentMerger.overlap`, here as late as they can be)."""
     with saved_on_failure(GOLDEN_ROOT, lambda: _text(batches)):
         expected, late = _one_engine(batches)
-        got, got_late = _partitioned(batches, monkeypatch)
-        assert got == expected
-        assert got_late == late
+        for merges_last in (False, True):
+            got, got_late = _partitioned(batches, monkeypatch, merges_last)
+            assert got == expected, f"merges held back: {merges_last}"
+            assert got_late == late, f"merges held back: {merges_last}"
 
 
 def test_fixed_cases_reach_the_corners() -> None:

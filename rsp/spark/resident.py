@@ -475,6 +475,9 @@ class ResidentMerger(Merger):
     """With :meth:`overlap`: the micro-batches waiting for the merge thread."""
     _failed: BaseException | None = None
     """What merging a micro-batch on that thread raised (raised again in the driver)."""
+    until: int | None = None
+    """The largest element time of the micro-batches run so far (the next clock's), kept as each job
+    ends: :attr:`Merger.last` follows the merge, which may still run (:meth:`overlap`)."""
 
     def __init__(self, spark: SparkSession, job: Job, *args, logs: str | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -512,9 +515,9 @@ class ResidentMerger(Merger):
         """The global clock before the next micro-batch (the one of a single engine; see Clock), with
         ``batch``'s first element while no instant is closed."""
         lead = None
-        if batch is not None and self.closed_instant is None and self.last is not None:
+        if batch is not None and self.closed_instant is None and self.until is not None:
             lead = self.lead(batch)
-        return Clock(self.start, self.closed_instant, self.last, lead)
+        return Clock(self.start, self.closed_instant, self.until, lead)
 
     def lead(self, batch: DataFrame) -> tuple | None:
         """The micro-batch's first element a partition takes, ``(time, stream, s, p, o)``, in the order
@@ -627,7 +630,7 @@ class ResidentMerger(Merger):
         times of the elements they took."""
         marks = self._marks(table)
         firsts = [r["first"] for r in marks if r["first"] is not None]
-        lasts = [r["last"] for r in marks if r["last"] is not None]
+        self._advance_until(marks)
         if not firsts:
             return
         step = self.step
@@ -635,9 +638,14 @@ class ResidentMerger(Merger):
             self.next = None
             start = (min(firsts) // step + 1) * step
             self.start = start if self.start is None else min(self.start, start)
-        until = max(lasts) if self.last is None else max(self.last, *lasts)
+        until = self.until
         if self.start <= until:
             self.closed_instant = until // step * step
+
+    def _advance_until(self, marks: list[dict]) -> None:
+        lasts = [r["last"] for r in marks if r["last"] is not None]
+        if lasts:
+            self.until = max(lasts) if self.until is None else max(self.until, *lasts)
 
     def first_instant(self, first: int) -> int:
         return self.start if self.start is not None else super().first_instant(first)
@@ -656,6 +664,7 @@ class ResidentMerger(Merger):
         if saved:
             self.start, self.closed_instant = saved["start"], saved["closed"]
             self.previous = saved["previous"]
+            self.until = self.last
 
     def finish(self) -> None:
         """End of the input: every partition closes its instants up to the final one."""

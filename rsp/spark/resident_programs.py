@@ -202,10 +202,11 @@ class ResidentProgramMerger(ResidentMerger, ProgramMerger):
         return keyed_atoms(batch, self.job.keys, self.ticks)
 
     def clock(self, batch: DataFrame | None = None) -> Clock:
-        return Clock(None, None, self.last)
+        return Clock(None, None, self.until)
 
     def _advance_clock(self, table: pa.Table) -> None:
-        """Nothing closes but time points, which follow the largest time (:class:`Merger` keeps it)."""
+        """Nothing closes but time points, which follow the largest time."""
+        self._advance_until(self._marks(table))
 
     def add(self, instant: int, answers: list) -> None:
         if self.next is not None and instant < self.next:

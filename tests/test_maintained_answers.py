@@ -209,3 +209,58 @@ def test_jsonl_writer_keeps_shared_solution_texts() -> None:
     ]
     assert out.getvalue() == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in expected)
     assert not writer._texts.kept  # only the last instant's solutions are kept
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    STREAMS,
+    st.sampled_from(["star", "distinct", "reduced", "transitive", "tumbling"]),
+    st.sampled_from(["none", "owlrl"]),
+    st.lists(st.booleans(), min_size=1, max_size=12),
+)
+def test_kept_answer_texts_write_the_same_bytes(elements, name: str, regime: str, looks) -> None:
+    """RSTREAM answers whose solutions are there once (a :class:`KeptAnswer`) keep each writer's texts
+    in the maintainer from one instant to the next: every format writes byte for byte what it writes
+    row by row from scratch (``cached = False``), with two writers of one format and writers of every
+    format on one query, and one writer that skips instants (``looks``: its texts are made anew)."""
+    import io
+
+    from rsp.io.results import make_writer
+    from rsp.io.solution_text import KeptAnswer
+
+    formats = ["jsonl", "sparql-json", "csv", "tsv", "text"]
+    engine = Engine(entailment=regime)
+    engine.load_ontology(ONTOLOGY)
+    query = engine.register(MAINTAINED[name])
+    outputs = {}
+    kept = []
+
+    def subscribe(key: str, format: str, cached: bool, skips: bool = False) -> None:
+        handle = outputs[key] = io.StringIO()
+        writer = make_writer(format, handle, variables=query.variables, query_name=query.name)
+        writer.cached = cached
+        instants = iter(range(1 << 30))
+
+        def write(result) -> None:
+            kept.append(type(result.bindings) is KeptAnswer)
+            if not skips or looks[next(instants) % len(looks)]:
+                writer.write(result)
+
+        query.subscribe(write)
+
+    for format in formats:
+        subscribe(format, format, True)
+        subscribe(format + " again", format, True)
+        subscribe(format + " from scratch", format, False)
+        subscribe(format + " skipping", format, True, skips=True)
+        subscribe(format + " skipping from scratch", format, False, skips=True)
+    for time, triple in elements:
+        engine.push([triple], time, STREAM)
+    engine.close()
+    assert all(kept)
+    for format in formats:
+        scratch = outputs[format + " from scratch"].getvalue()
+        assert outputs[format].getvalue() == scratch
+        assert outputs[format + " again"].getvalue() == scratch
+        assert outputs[format + " skipping"].getvalue() == outputs[format + " skipping from scratch"].getvalue()

@@ -21,8 +21,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring
 from typing import TextIO
 
 from rsp.errors import RspError
@@ -182,13 +183,34 @@ def _triple_line(triple: Triple) -> str:
 
 @functools.lru_cache(maxsize=1 << 16, typed=True)
 def _term_json(term: object) -> str:
-    """The JSON string of a term's N-Triples text (a term recurs in many solutions: made once)."""
-    return json.dumps(_clean(term), ensure_ascii=False)
+    """The JSON string of a term's N-Triples text (a term recurs in many solutions: made once);
+    ``json.dumps(text, ensure_ascii=False)`` without its dispatch."""
+    return encode_basestring(_clean(term))
 
 
 @functools.lru_cache(maxsize=1 << 10)
 def _name_json(name: str) -> str:
     return json.dumps(name, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=1 << 8)
+def _solution_json_maker(variables: tuple[str, ...]) -> Callable[[Mapping[str, object]], str]:
+    """:func:`_solution_json` for these variables (each name's JSON text made once)."""
+    heads = tuple((v, _name_json(v) + ": ") for v in dict.fromkeys(variables))
+    term_json = _term_json
+
+    def make(solution: Mapping[str, object]) -> str:
+        parts = []
+        for v, head in heads:
+            value = solution.get(v)
+            if value is not None:
+                try:
+                    parts.append(head + term_json(value))
+                except TypeError:  # not hashable: no cache
+                    parts.append(head + json.dumps(_clean(value), ensure_ascii=False))
+        return "{" + ", ".join(parts) + "}"
+
+    return make
 
 
 def _solution_json(variables: Sequence[str], solution: Mapping[str, object]) -> str:
@@ -198,17 +220,7 @@ def _solution_json(variables: Sequence[str], solution: Mapping[str, object]) -> 
     >>> _solution_json(("x", "y", "z"), row) == json.dumps(_row(("x", "y", "z"), row), ensure_ascii=False)
     True
     """
-    names = variables or list(solution)
-    parts = []
-    for v in dict.fromkeys(names) if len(set(names)) != len(names) else names:
-        value = solution.get(v)
-        if value is not None:
-            try:
-                text = _term_json(value)
-            except TypeError:  # not hashable: no cache
-                text = json.dumps(_clean(value), ensure_ascii=False)
-            parts.append(f"{_name_json(v)}: {text}")
-    return "{" + ", ".join(parts) + "}"
+    return _solution_json_maker(tuple(variables or solution))(solution)
 
 
 def _row(variables: Sequence[str], solution: Mapping[str, object]) -> dict[str, Term]:
@@ -278,7 +290,11 @@ class JsonLinesWriter(ResultWriter):
         if self._plain_select(result):  # the record json.dumps writes
             head = json.dumps({"query": result.query, "time": result.time}, ensure_ascii=False)[:-1]
             variables = tuple(result.variables)
-            texts = self._texts.texts(variables, result.rows, lambda row: _solution_json(variables, row))
+            if variables:
+                make = _solution_json_maker(variables)
+            else:  # each row its own names
+                make = functools.partial(_solution_json, variables)
+            texts = self._texts.texts(variables, result.rows, make)
             bindings = ", ".join(texts)
             self.handle.write(f'{head}, "bindings": [{bindings}]}}\n')
             return

@@ -19,13 +19,25 @@ class SharedSolution(dict):
     __slots__ = ()
 
 
+class KeptAnswer(list):
+    """A whole answer (the :class:`SharedSolution` s, in order) an engine keeps between instants, whose
+    texts it keeps too: ``source.kept_texts(key, make)`` gives ``make(row)`` for every row, in order,
+    at the cost of what changed since the last instant (rsp/query/maintained.py). Pickled as a list."""
+
+    __slots__ = ("source",)
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
 class SolutionTexts:
     """The text of each :class:`SharedSolution` written at the last instant, for one writer.
 
     ``texts(context, rows, make)`` gives ``make(row)`` for every row, reusing the text of a
     SharedSolution seen at the last instant (or earlier in this one) under the same ``context`` (what
     else the text depends on: the variables, the header). Only the current instant's solutions are
-    kept, so a solution that leaves the answer frees its text.
+    kept, so a solution that leaves the answer frees its text. The texts of a :class:`KeptAnswer` are
+    kept by its source instead, for this writer and context, and cost what changed in the answer.
 
     >>> texts = SolutionTexts()
     >>> a = SharedSolution(x="1")
@@ -42,6 +54,9 @@ class SolutionTexts:
         self.context: Hashable = None
 
     def texts(self, context: Hashable, rows: Sequence[Mapping], make: Callable[[Mapping], T]) -> list[T]:
+        if type(rows) is KeptAnswer:
+            self.kept, self.context = {}, None
+            return list(rows.source.kept_texts((self, context), make))
         cache = self.kept if self.context == context else {}
         kept: dict[int, tuple[SharedSolution, object]] = {}
         out = []

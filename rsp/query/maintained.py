@@ -8,8 +8,11 @@ predicate, so the answer follows what appeared and expired among them
 (:class:`rsp.engine.changes.FactChanges`): each projected solution's count is kept, each solution's
 dict is built once when it first appears and reused while it is an answer, and ISTREAM/DSTREAM are the
 count changes of the instant: they cost what changed. RSTREAM hands over the whole answer (a list of
-the kept dicts, repeated by multiplicity). A CONSTRUCT over such a pattern, without blank nodes in its
-template, keeps each row's triples and a count per triple (:class:`MaintainedConstruct`).
+the kept dicts, repeated by multiplicity); when each solution is there once (DISTINCT, or every
+variable projected), as a :class:`KeptAnswer` whose writers' texts are kept here in the answer's
+order and follow its changes, so that writing the answer joins kept texts and makes only the new
+ones. A CONSTRUCT over such a pattern, without blank nodes in its template, keeps each row's triples
+and a count per triple (:class:`MaintainedConstruct`).
 
 Every other query is evaluated at each instant by :mod:`rsp.query.algebra` (see
 docs/architecture.md) over its patterns' solutions, which :class:`PatternSolutions` keeps the same
@@ -23,6 +26,7 @@ from itertools import chain, repeat
 
 from rsp.engine.changes import FactChanges
 from rsp.io.results import SharedSolution
+from rsp.io.solution_text import KeptAnswer
 from rsp.query import ast
 from rsp.query.algebra import integer_literal
 from rsp.query.translate import PatternTable, Translation
@@ -89,8 +93,13 @@ class MaintainedSelect:
         self.identity = self.keep == tuple(range(len(names)))
         self.distinct = select.distinct or select.reduced
         self.changes = FactChanges(lars, (table.pred, arity))
-        self.count: dict[Key, int] = {}  # projected solution -> how many rows give it
+        self.count: dict[Key, int] = {}  # projected solution -> how many rows give it (not kept when
+        # every variable is projected: see _update_rows)
         self.solution: dict[Key, SharedSolution] = {}  # built once, handed out while an answer
+        self.epoch = 0  # updates so far
+        self.added: list[Key] = []  # keys put into ``solution`` by the last update, in order
+        self.dropped: list[Key] = []  # keys taken out of it
+        self.texts: dict[object, tuple[int, dict[Key, object]]] = {}  # writer's key -> (epoch, texts)
 
     def _key(self, row: tuple) -> Key:
         return row if self.identity else tuple(row[i] for i in self.keep)
@@ -100,6 +109,13 @@ class MaintainedSelect:
         the answer (DISTINCT: +1 for a solution that became an answer, -1 for one that stopped)."""
         new, gone = self.changes.update()
         count, solution, key_of = self.count, self.solution, self._key
+        self.epoch += 1
+        added: list[Key] = []
+        self.added, self.dropped = added, []
+        if self.texts:  # writers that did not look at the last answer: their texts are dropped
+            self.texts = {k: v for k, v in self.texts.items() if v[0] == self.epoch - 1}
+        if self.identity:
+            return self._update_rows(new, gone)
         delta: dict[Key, int] = {}
         for row in gone:
             key = key_of(row)
@@ -117,11 +133,14 @@ class MaintainedSelect:
                 count[key] = 1
                 if key not in solution:
                     solution[key] = SharedSolution(zip(names, key, strict=True))
+                    added.append(key)
             else:
                 count[key] = held + 1
             delta[key] = delta.get(key, 0) + 1
+        dropped = self.dropped
         for key in [k for k in delta if k not in count]:
-            solution.pop(key, None)
+            if solution.pop(key, None) is not None:
+                dropped.append(key)
         if self.distinct:  # an answer iff its count is positive: the change of that
             changed = {}
             for key, d in delta.items():
@@ -132,12 +151,47 @@ class MaintainedSelect:
             return changed
         return delta
 
+    def _update_rows(self, new, gone) -> dict[Key, int]:
+        """:meth:`update` when every variable is projected: a solution is a row, held once (the rows
+        that appeared are not held, those that went are), so ``count`` stays empty."""
+        solution, names = self.solution, self.names
+        for row in gone:
+            del solution[row]
+        self.dropped = list(gone)
+        made = {row: SharedSolution(zip(names, row, strict=True)) for row in new}
+        solution.update(made)
+        self.added = list(made)
+        delta = dict.fromkeys(gone, -1)
+        delta.update(dict.fromkeys(made, 1))
+        return delta
+
     def answer(self) -> list[dict[str, str]]:
         """The answer now (RSTREAM): each solution as often as it holds (once under DISTINCT)."""
         solution = self.solution
-        if self.distinct or self.identity:
-            return list(solution.values())
+        if self.distinct or self.identity:  # each solution once, in the order of ``solution``
+            kept = KeptAnswer(solution.values())
+            kept.source = self
+            return kept
         return list(chain.from_iterable(repeat(solution[k], n) for k, n in self.count.items()))
+
+    def kept_texts(self, key: object, make):
+        """``make(solution)`` for each solution of :meth:`answer` (each once), in its order, kept for
+        ``key`` (a writer and what its texts depend on) from one instant to the next: made only for the
+        solutions new since the last instant that key asked at (all of them when it skipped one)."""
+        entry = self.texts.get(key)
+        if entry is not None and entry[0] == self.epoch:
+            return entry[1].values()
+        solution = self.solution
+        if entry is None:
+            texts = {k: make(s) for k, s in solution.items()}
+        else:  # the last instant's: ``solution`` lost the dropped keys and got the added ones at its end
+            texts = entry[1]
+            for k in self.dropped:
+                del texts[k]
+            for k in self.added:
+                texts[k] = make(solution[k])
+        self.texts[key] = (self.epoch, texts)
+        return texts.values()
 
     def change(self, delta: dict[Key, int], added: bool) -> list[dict[str, str]]:
         """ISTREAM (``added``) or DSTREAM: the solutions whose multiplicity grew (shrank), as often."""

@@ -97,9 +97,12 @@ def test_a_kept_solution_is_not_written_again(format: str, monkeypatch) -> None:
         original = getattr(results, name)
         monkeypatch.setattr(results, name, lambda v, s, f=original: made.append(s) or f(v, s))
     maker = results._solution_json_maker  # or through the maker of _solution_json for its variables
-    monkeypatch.setattr(
-        results, "_solution_json_maker", lambda v: lambda s, f=maker(v): made.append(s) or f(s)
-    )
+
+    def counted_maker(variables):
+        make = maker(variables)
+        return lambda s: made.append(s) or make(s)
+
+    monkeypatch.setattr(results, "_solution_json_maker", counted_maker)
     writer.select(2000, [b, a])
     assert made == []
     writer.select(3000, [SharedSolution(a), b])  # an equal solution, another object: made once

@@ -193,7 +193,7 @@ def _resolve_graph(iri: str, query_file: str, given: dict[str, str], clause: str
     if _REMOTE.match(text) and not text.startswith("file://"):
         raise RspError(
             f"{clause} <{text}>: rsp never fetches IRIs; give the graph as a local file with "
-            f"--graph {text}=FILE (Python: engine.add_graph(\"{text}\", path))",
+            f'--graph {text}=FILE (Python: engine.add_graph("{text}", path))',
             Position(query_file),
         )
     if text.startswith("file://"):
@@ -338,8 +338,10 @@ class QueryHandle:
     def _closes_behind(self) -> bool:
         """Before the first instant closed, after :meth:`_close_before` of an element's time: adding the
         element closes instants behind a newer element (it moved the first instant back behind it)."""
-        return self.closed_until is None and self._last_element is not None and (
-            self._next_instant <= self._last_element
+        return (
+            self.closed_until is None
+            and self._last_element is not None
+            and (self._next_instant <= self._last_element)
         )
 
     def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], pred: str) -> None:
@@ -753,7 +755,12 @@ class Engine:
                     rules.append(copy)
             facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in closure)
         program = check(Program(tuple(rules) + tuple(facts), (), file))
-        handle = QueryHandle(self, query, translation, program, LarsEngine(program))
+        # a graph's triples are read only by the rules, unless a property path reads the graph itself
+        # (the answer comes from the patterns' tables): background rules that derive nothing a table
+        # needs sleep (rsp/engine/relevance.py)
+        graphs = {"g", *translation.graphs.values(), *translation.slot_graphs.values()}
+        hidden = graphs - {table.pred for table in translation.tables.values()}
+        handle = QueryHandle(self, query, translation, program, LarsEngine(program, hidden=hidden))
         handle.static = static  # the asserted static triples (ontologies, FROM graphs), for explanations
         # the entailment regime's rules over the window graph g and the closed static graph they work
         # with (rsp spark --partition-by checks them)

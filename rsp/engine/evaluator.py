@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rsp.engine.plan import Literal, RulePlan, compile_rule
+from rsp.engine.relevance import relevance
 from rsp.engine.signatures import group_by_sig, program_sigs
 from rsp.engine.store import NEVER, ExpiryQueue, FactTable, RunTracker, Table
 from rsp.errors import StreamError
@@ -89,6 +90,11 @@ class StratumPlan:
     per_time: list[PerTimeFormula] = field(default_factory=list)
     own_boxes: list[PerTimeFormula] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+    awake: list[RulePlan] = field(default_factory=list)
+    """The plans evaluated: all of them, less those asleep."""
+    asleep: list[RulePlan] = field(default_factory=list)
+    """Plans that matter to no predicate read from outside while no waker can fire (see
+    :meth:`Engine._sleep_unneeded`)."""
 
 
 class Engine:
@@ -100,9 +106,13 @@ class Engine:
     [('q', ('a',))]
     >>> engine.step(3, []); sorted(engine.output())
     []
+
+    ``hidden`` names predicates whose facts only the program's rules read (a query's window graph
+    ``g``): rules that derive nothing another predicate needs sleep (see :meth:`_sleep_unneeded`), so
+    :meth:`output` and :meth:`holding` may miss facts of hidden predicates, never of the others.
     """
 
-    def __init__(self, program, *, impossible: bool = True) -> None:
+    def __init__(self, program, *, impossible: bool = True, hidden: Iterable[str] = ()) -> None:
         self.checked = program
         self.impossible = impossible
         self.queue = ExpiryQueue()
@@ -163,6 +173,9 @@ class Engine:
             for plan in sp.plans:
                 plan.guards = _guards(plan)
                 plan.filters = [_first_constant(lit.pattern) for lit in plan.positives]
+                plan.wakes = False
+            sp.awake = sp.plans
+        self._sleep_unneeded(frozenset(hidden))
         self._sleep_guarded_indexes()
         self.shared: set[Sig] = set()
         """Intensional predicates whose ``now`` facts are their plain formula table (see :meth:`_share`)."""
@@ -193,12 +206,56 @@ class Engine:
         self.aliases[pred] = literal.table
         return True
 
+    def _sleep_unneeded(self, hidden: frozenset[str]) -> None:
+        """Rules with a hidden head predicate that matter to no other predicate while no *waker* can
+        fire (:func:`rsp.engine.relevance.relevance`: OWL 2 RL's ``prp-dom``/``cax-sco`` under a query
+        that reads no ``rdf:type``, while ``eq-rep-*`` find no ``owl:sameAs``) sleep: they cost nothing
+        per step. When the guards of a waker of their stratum first hold (:meth:`_evaluate`), they wake
+        and are evaluated once over all the facts (:meth:`_wake`), then semi-naively as any rule: the
+        facts they would have derived by then are exactly those, with their horizons, since a fact's
+        horizon is the largest over its derivations from facts that still hold. A waker that no guard
+        can switch off (a rule reading every fact of ``g`` unconditionally), or wakers in two strata (a
+        query pattern ``?s ?p ?o`` beside OWL 2 RL's ``eq-rep-*``), leave every rule awake."""
+        if not hidden:
+            return
+        plan_of = {id(plan.rule): (sp, plan) for sp in self.strata for plan in sp.plans}
+        sleeping, wakers = relevance(self.checked.program.proper_rules, hidden)
+        waking: set[int] = set()  # strata (by id) that have a waker
+        for rule in wakers:
+            found = plan_of.get(id(rule))
+            if found is None or not found[1].guards:
+                return
+            waking.add(id(found[0]))
+        if len(waking) > 1:  # a waker outside the stratum would come too late to wake its sleepers
+            return
+        for rule in wakers:
+            plan_of[id(rule)][1].wakes = True
+        for rule in sleeping:
+            found = plan_of.get(id(rule))
+            if found is not None and (not wakers or id(found[0]) in waking):
+                found[0].asleep.append(found[1])
+        for sp in self.strata:
+            if sp.asleep:
+                asleep = {id(plan) for plan in sp.asleep}
+                sp.awake = [plan for plan in sp.plans if id(plan) not in asleep]
+
+    def _wake(self, sp: StratumPlan, t: int) -> None:
+        """A waker of the stratum can fire: its sleeping plans are evaluated once over all the facts
+        (their derivations until now), then stay awake."""
+        asleep, sp.asleep, sp.awake = sp.asleep, [], sp.plans
+        for plan in asleep:
+            for table, positions in plan.sleeping:
+                table.wake(positions)
+            plan.sleeping = []
+            plan.full(None, t)
+
     def _sleep_guarded_indexes(self) -> None:
         """Indexes that only guarded rules probe (OWL 2 RL's ``eq-rep-*`` reading a triple table by
         subject, property or object) are not kept while the guards fail: each plan wakes its own
         before its first variant runs (:meth:`_evaluate`). Indexes a guard reads stay awake."""
         plans = [plan for sp in self.strata for plan in sp.plans]
         guard_indexes = {id(index) for plan in plans for index, _consts in plan.guards}
+        asleep = {id(plan) for sp in self.strata for plan in sp.asleep}  # wake their own (see _wake)
         users: dict[tuple, list[RulePlan]] = {}
         for plan in plans:
             plan.sleeping = []
@@ -207,7 +264,7 @@ class Engine:
         for (table, positions), readers in users.items():
             if id(table.indexes[positions]) in guard_indexes:
                 continue
-            if all(plan.guards and not plan.volatile for plan in readers):
+            if all(id(plan) in asleep or (plan.guards and not plan.volatile) for plan in readers):
                 table.sleep(positions)
                 for plan in readers:
                     plan.sleeping.append((table, positions))
@@ -569,10 +626,10 @@ class Engine:
             # a box over the stratum's own predicate is computed again as the fixpoint grows: whether
             # its predicate is empty at t is known only at the end (see _finish_own_boxes)
             self._compute(formula, t, final=formula not in own)
-        plans = sp.plans
+        plans = sp.awake
         if self.impossible:
             plans = [p for p in plans if not self._rule_off(p, t)]
-            if not plans:
+            if not plans and not sp.asleep:
                 for pred in sp.predicates:
                     facts = self.facts[pred]
                     if (
@@ -585,6 +642,7 @@ class Engine:
                 return
         start = {table: 0 for table in sp.tables}
         first = True
+        woke = False
         while True:
             end = {table: len(table.delta) for table in start}
             views: dict[tuple, list] = {}  # (table, first constant of the atom) -> this round's delta
@@ -594,6 +652,9 @@ class Engine:
                     continue
                 if plan.guards and not all(consts in index for index, consts in plan.guards):
                     continue  # a body atom with constants has no fact: no variant can derive anything
+                if plan.wakes and sp.asleep:
+                    self._wake(sp, t)
+                    woke = True
                 if plan.sleeping:
                     for table, positions in plan.sleeping:
                         table.wake(positions)
@@ -610,6 +671,9 @@ class Engine:
                             plan.variants[i](view, t)
             start = end
             first = False
+            if woke:  # the woken plans take part from the next round on
+                woke = False
+                plans = [p for p in sp.awake if not (self.impossible and self._rule_off(p, t))]
             if not sp.recursive:
                 return
             for formula in own:

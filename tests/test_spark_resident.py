@@ -32,6 +32,7 @@ pa = pytest.importorskip("pyarrow")
 
 from pyspark.sql import functions as F  # noqa: E402
 
+from rsp.errors import RspError  # noqa: E402
 from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
 from rsp.spark import resident  # noqa: E402
 from rsp.spark.hashing import partition_of, spark_hash  # noqa: E402
@@ -416,3 +417,27 @@ def test_every_partition_runs_its_step_without_tick_rows(spark, monkeypatch) -> 
 
     assert marks(merger._run(rows, step)) == {0: "0", 1: "3"}
     assert marks(merger._run(merger._tick_frame().where(F.lit(False)), step)) == {0: "1", 1: "1"}
+
+
+def test_a_job_where_some_partitions_did_not_run_is_an_error(spark, monkeypatch) -> None:
+    """Partitions whose step did not run would lose their instants: refused, not merged."""
+
+    def half(job, step):
+        def run(batches):
+            from pyspark import TaskContext
+
+            list(batches)
+            if TaskContext.get().partitionId() == 0:
+                mark = {"kind": "mark", "payload": "{}"}
+                yield pa.RecordBatch.from_pylist([{**dict.fromkeys(resident.OUT_SCHEMA.names), **mark}],
+                                                 resident.OUT_SCHEMA)  # fmt: skip
+
+        return run
+
+    monkeypatch.setattr(resident, "_step_function", half)
+    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
+    merger.spark, merger.job, merger.partitions = spark, None, 2
+    merger.ticks, merger._ticks = resident.tick_keys(2), None
+    step = resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
+    with pytest.raises(RspError, match="1 of 2 partitions ran their step"):
+        merger._run(merger._tick_frame(), step)

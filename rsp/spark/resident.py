@@ -53,6 +53,7 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from rsp.errors import RspError
 from rsp.query.partition import RDF_TYPE, KeyPlan
 from rsp.spark.feed import admitted, display_path, recheck_triple
 from rsp.spark.hashing import partition_of
@@ -572,8 +573,14 @@ class ResidentMerger(Merger):
         rows = frame.unionByName(self._tick_frame()) if ticks else frame
         rows = rows.repartition(self.partitions, "key")
         table = rows.mapInArrow(_step_function(self.job, step), OUTPUT_SCHEMA).toArrow()
-        if not ticks and not pc.any(pc.equal(table.column("kind"), "mark")).as_py():
+        ran = pc.sum(pc.equal(table.column("kind"), "mark")).as_py() or 0  # one mark per partition step
+        if not ticks and not ran:
             return self._run(frame, step, ticks=True)
+        if ran != self.partitions:  # a partition whose step did not run would lose its instants
+            raise RspError(
+                f"rsp spark --partition-by: {ran} of {self.partitions} partitions ran their step in one "
+                "micro-batch's job (Spark left the others out); their answers would be lost"
+            )
         return table
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:  # type: ignore[override]

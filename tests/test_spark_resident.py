@@ -387,27 +387,33 @@ def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> 
         assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k
 
 
+def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident.ResidentMerger, resident.Step]:
+    """A driver over two partitions whose step writes ``mark_of(partition, rows it got)`` as its mark
+    (none when that is None) instead of running an engine, and a micro-batch's step."""
+
+    def step_function(job, step):
+        def run(batches):
+            from pyspark import TaskContext
+
+            mark = mark_of(TaskContext.get().partitionId(), sum(batch.num_rows for batch in batches))
+            if mark is not None:
+                row = {**dict.fromkeys(resident.OUT_SCHEMA.names), "kind": "mark", **mark}
+                yield pa.RecordBatch.from_pylist([row], resident.OUT_SCHEMA)
+
+        return run
+
+    monkeypatch.setattr(resident, "_step_function", step_function)
+    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
+    merger.spark, merger.job, merger.partitions = spark, None, 2
+    merger.ticks, merger._ticks = resident.tick_keys(2), None
+    return merger, resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
+
+
 def test_every_partition_runs_its_step_without_tick_rows(spark, monkeypatch) -> None:
     """A micro-batch's job (ResidentMerger._run) runs every partition's step, tick rows or not: with rows
     for one partition only, and with no rows, where Spark's optimizer leaves the job out of a frame it
     knows empty (the job then runs again over the tick rows, one per partition)."""
-
-    def counting(job, step):
-        def run(batches):
-            from pyspark import TaskContext
-
-            rows = sum(batch.num_rows for batch in batches)
-            mark = {"kind": "mark", "instant": TaskContext.get().partitionId(), "payload": str(rows)}
-            yield pa.RecordBatch.from_pylist([{**dict.fromkeys(resident.OUT_SCHEMA.names), **mark}],
-                                             resident.OUT_SCHEMA)  # fmt: skip
-
-        return run
-
-    monkeypatch.setattr(resident, "_step_function", counting)
-    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
-    merger.spark, merger.job, merger.partitions = spark, None, 2
-    merger.ticks, merger._ticks = resident.tick_keys(2), None
-    step = resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
+    merger, step = _two_partitions(spark, monkeypatch, lambda p, rows: {"instant": p, "payload": str(rows)})
     key = next(k for k in (f"<{EX}bus{i}>" for i in range(10)) if partition_of(k, 2) == 1)
     rows = spark.createDataFrame([(key, 1, 0, key, f"<{EX}at>", f"<{EX}stop>", None, None, None)] * 3,
                                  merger._tick_frame().schema)  # fmt: skip
@@ -421,23 +427,6 @@ def test_every_partition_runs_its_step_without_tick_rows(spark, monkeypatch) -> 
 
 def test_a_job_where_some_partitions_did_not_run_is_an_error(spark, monkeypatch) -> None:
     """Partitions whose step did not run would lose their instants: refused, not merged."""
-
-    def half(job, step):
-        def run(batches):
-            from pyspark import TaskContext
-
-            list(batches)
-            if TaskContext.get().partitionId() == 0:
-                mark = {"kind": "mark", "payload": "{}"}
-                yield pa.RecordBatch.from_pylist([{**dict.fromkeys(resident.OUT_SCHEMA.names), **mark}],
-                                                 resident.OUT_SCHEMA)  # fmt: skip
-
-        return run
-
-    monkeypatch.setattr(resident, "_step_function", half)
-    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
-    merger.spark, merger.job, merger.partitions = spark, None, 2
-    merger.ticks, merger._ticks = resident.tick_keys(2), None
-    step = resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
+    merger, step = _two_partitions(spark, monkeypatch, lambda p, _rows: {"payload": "{}"} if p == 0 else None)
     with pytest.raises(RspError, match="1 of 2 partitions ran their step"):
         merger._run(merger._tick_frame(), step)

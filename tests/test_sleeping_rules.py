@@ -167,6 +167,7 @@ RULES = [
     "g(Y, same, X) :- g(X, same, Y).",
     "g(S2, P, O) :- g(S, same, S2), g(S, P, O).",
     "g(S, P2, O) :- g(P, same, P2), g(S, P, O).",
+    "g(S, P, O2) :- g(O, same, O2), g(S, P, O), not m(O).",  # a waker with negation: evaluated in full
     "q(X, Y) :- g(X, in, Y).",
     "r(X) :- g(X, t, j), not m(X).",
     "w(X) :- [3] <> g(X, on, Y).",

@@ -647,14 +647,14 @@ class Engine:
             end = {table: len(table.delta) for table in start}
             views: dict[tuple, list] = {}  # (table, first constant of the atom) -> this round's delta
             for plan in plans:
+                if plan.wakes and sp.asleep and all(consts in index for index, consts in plan.guards):
+                    self._wake(sp, t)  # before a volatile waker's first full evaluation too
+                    woke = True
                 if first and plan.volatile:
                     plan.full(None, t)
                     continue
                 if plan.guards and not all(consts in index for index, consts in plan.guards):
                     continue  # a body atom with constants has no fact: no variant can derive anything
-                if plan.wakes and sp.asleep:
-                    self._wake(sp, t)
-                    woke = True
                 if plan.sleeping:
                     for table, positions in plan.sleeping:
                         table.wake(positions)

@@ -211,11 +211,20 @@ class Process:
     """``rsp …`` as a process group of its own (as a shell starts it), its output read line by line."""
 
     def __init__(self, *args: str, stdin=subprocess.PIPE) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rsp", *args],
-            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-            start_new_session=True,
-        )  # fmt: skip
+        # a suite started as a background job of a script has SIGINT ignored, and a child keeps it
+        # ignored (Python then installs no Ctrl-C handler): rsp starts as from a terminal instead
+        ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        if ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "rsp", *args],
+                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                start_new_session=True,
+            )  # fmt: skip
+        finally:
+            if ignored:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -70,7 +70,7 @@ test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
 	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS)
 
 # The edit-test loop: the suite without the tests marked spark or browser (no Spark session, no Java, no
-# Chromium), about 2 minutes on 2 cores. make test runs them too, and is what CI runs.
+# Chromium), about 3 minutes on 2 cores. make test runs them too, and is what CI runs.
 .PHONY: test-fast
 test-fast: $(STAMP) $(W3C) $(W3C_QUERY)
 	$(BIN)/python -m pytest -q $(JOBS) -m "not spark and not browser"

@@ -239,8 +239,12 @@ class QueryHandle:
         table = maintainable(query, translation)
         self.maintained = None
         if table is not None:
-            kind = MaintainedSelect if isinstance(query.form, ast.Select) else MaintainedConstruct
-            self.maintained = kind(lars_engine, table, query.form, self._arity[table.pred])
+            arity = self._arity[table.pred]
+            if isinstance(query.form, ast.Select):  # RSTREAM reads the whole answer, the others its change
+                whole = query.policy is ast.OutputPolicy.RSTREAM
+                self.maintained = MaintainedSelect(lars_engine, table, query.form, arity, whole=whole)
+            else:
+                self.maintained = MaintainedConstruct(lars_engine, table, query.form, arity)
         else:  # OPTIONAL/MINUS/NOT EXISTS blocks, GROUP BY aggregates: rsp/query/maintained_ops.py
             from rsp.query.maintained_ops import maintained_select
 

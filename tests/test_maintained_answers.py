@@ -167,6 +167,24 @@ def test_solutions_are_built_once_while_they_hold() -> None:
     assert first and {id(b) for b in first} <= {id(b) for b in second}
 
 
+def test_a_change_only_answer_keeps_no_solution_and_can_still_be_read_whole() -> None:
+    """Under ISTREAM every variable projected keeps no solution dict; the whole answer, if asked for,
+    is made from the rows held and equals RSTREAM's at every instant."""
+    elements = fixed_stream(2)
+    for name in ("star", "transitive"):
+        engine = Engine(entailment="owlrl")
+        engine.load_ontology(ONTOLOGY)
+        query = engine.register(_with_policy(MAINTAINED[name], "ISTREAM"))
+        whole: list = []
+        query.subscribe(lambda _, query=query, whole=whole: whole.append(_bag(query.maintained.answer())))
+        for time, triple in elements:
+            engine.push([triple], time, STREAM)
+        engine.close()
+        assert query.maintained.identity and not query.maintained.whole and not query.maintained.solution
+        _, reference = _rsp(_with_policy(MAINTAINED[name], "RSTREAM"), elements, "owlrl")
+        assert whole == [_bag(b) for _, b in reference] and any(whole), name
+
+
 @pytest.mark.generated
 @settings(max_examples=examples(40), deadline=None)
 @given(
@@ -263,4 +281,6 @@ def test_kept_answer_texts_write_the_same_bytes(elements, name: str, regime: str
         scratch = outputs[format + " from scratch"].getvalue()
         assert outputs[format].getvalue() == scratch
         assert outputs[format + " again"].getvalue() == scratch
-        assert outputs[format + " skipping"].getvalue() == outputs[format + " skipping from scratch"].getvalue()
+        assert (
+            outputs[format + " skipping"].getvalue() == outputs[format + " skipping from scratch"].getvalue()
+        )

@@ -193,13 +193,36 @@ def _name_json(name: str) -> str:
     return json.dumps(name, ensure_ascii=False)
 
 
+_STR_JSON: dict[str, str] = {}
+"""The JSON text of string terms (:func:`_str_json`), cleared when it reaches ``_STR_JSON_SIZE``."""
+_STR_JSON_SIZE = 1 << 16
+
+
+def _str_json(term: str) -> str:
+    """:func:`_term_json` of a string term, kept in ``_STR_JSON`` (a plain dict: the generated makers
+    of :func:`_solution_json_maker` look it up without a call)."""
+    text = encode_basestring(_clean(term))
+    if len(_STR_JSON) >= _STR_JSON_SIZE:
+        _STR_JSON.clear()
+    _STR_JSON[term] = text
+    return text
+
+
 @functools.lru_cache(maxsize=1 << 8)
 def _solution_json_maker(variables: tuple[str, ...]) -> Callable[[Mapping[str, object]], str]:
-    """:func:`_solution_json` for these variables (each name's JSON text made once)."""
+    """:func:`_solution_json` for these variables: one generated function that, when every variable
+    is bound to a string, joins the constant parts (each name's JSON text) with each term's kept JSON
+    text; any other solution takes the general loop.
+
+    >>> make = _solution_json_maker(("x", "y"))
+    >>> rows = [{"x": "<http://a>", "y": '"1"'}, {"y": '"1"'}, {"x": 1}]
+    >>> all(make(r) == json.dumps(_row(("x", "y"), r), ensure_ascii=False) for r in rows)
+    True
+    """
     heads = tuple((v, _name_json(v) + ": ") for v in dict.fromkeys(variables))
     term_json = _term_json
 
-    def make(solution: Mapping[str, object]) -> str:
+    def general(solution: Mapping[str, object]) -> str:
         parts = []
         for v, head in heads:
             value = solution.get(v)
@@ -210,7 +233,22 @@ def _solution_json_maker(variables: tuple[str, ...]) -> Callable[[Mapping[str, o
                     parts.append(head + json.dumps(_clean(value), ensure_ascii=False))
         return "{" + ", ".join(parts) + "}"
 
-    return make
+    if not heads:
+        return general
+    lines = ["def make(solution):"]
+    lines += [f"    v{i} = solution.get({v!r})" for i, (v, _) in enumerate(heads)]
+    lines.append("    if " + " and ".join(f"type(v{i}) is str" for i in range(len(heads))) + ":")
+    for i in range(len(heads)):
+        lines.append(f"        t{i} = kept.get(v{i})")
+        lines.append(f"        if t{i} is None: t{i} = text(v{i})")
+    pieces = []
+    for i, (_, head) in enumerate(heads):
+        pieces += [repr(("{" if i == 0 else ", ") + head), f"t{i}"]
+    lines.append("        return " + " + ".join(pieces) + " + '}'")
+    lines.append("    return general(solution)")
+    namespace = {"kept": _STR_JSON, "text": _str_json, "general": general}
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from the variables' names (repr)
+    return namespace["make"]
 
 
 def _solution_json(variables: Sequence[str], solution: Mapping[str, object]) -> str:
@@ -295,8 +333,11 @@ class JsonLinesWriter(ResultWriter):
             else:  # each row its own names
                 make = functools.partial(_solution_json, variables)
             texts = self._texts.texts(variables, result.rows, make)
-            bindings = ", ".join(texts)
-            self.handle.write(f'{head}, "bindings": [{bindings}]}}\n')
+            # three writes: the joined answer is not copied once more into one line
+            write = self.handle.write
+            write(f'{head}, "bindings": [')
+            write(", ".join(texts))
+            write("]}\n")
             return
         record: dict[str, object] = {"query": result.query, "time": result.time}
         match result:
@@ -339,7 +380,10 @@ class SparqlJsonWriter(ResultWriter):
                 variables, result.rows, lambda row: _sparql_json_solution(variables, row)
             )
             opening = json.dumps(head, ensure_ascii=False)[:-1]
-            self.handle.write(f'{opening}, "results": {{"bindings": [{", ".join(texts)}]}}}}\n')
+            write = self.handle.write  # three writes, as JsonLinesWriter's
+            write(f'{opening}, "results": {{"bindings": [')
+            write(", ".join(texts))
+            write("]}}\n")
             return
         record: dict[str, object] = {"query": result.query, "time": result.time}
         if isinstance(result, AskResult):

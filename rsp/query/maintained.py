@@ -22,6 +22,7 @@ handed out are shared between instants: read them, do not change them.
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import chain, repeat
 
 from rsp.engine.changes import FactChanges
@@ -66,6 +67,18 @@ def maintainable(query: ast.Query, translation: Translation) -> PatternTable | N
     return table
 
 
+def _dict_maker(names: tuple[str, ...]):
+    """``row -> {names[0]: row[0], …}`` as one dict literal (a third of ``dict(zip(names, row))``).
+
+    >>> _dict_maker(("x", "y"))(("<a>", "<b>"))
+    {'x': '<a>', 'y': '<b>'}
+    """
+    items = ", ".join(f"{name!r}: row[{i}]" for i, name in enumerate(names))
+    namespace: dict = {}
+    exec(f"def solution(row):\n    return {{{items}}}", namespace)  # noqa: S102 - names are variables
+    return namespace["solution"]
+
+
 class MaintainedSelect:
     """The answer of a :func:`maintainable` SELECT, kept from the pattern predicate's changes.
 
@@ -82,7 +95,9 @@ class MaintainedSelect:
     [(1000, [{'s': '<http://ex/a>'}, {'s': '<http://ex/a>'}])]
     """
 
-    def __init__(self, lars, table: PatternTable, select: ast.Select, arity: int) -> None:
+    def __init__(
+        self, lars, table: PatternTable, select: ast.Select, arity: int, *, whole: bool = True
+    ) -> None:
         names = table.variables
         if select.projection is None:
             keep = [i for i, name in enumerate(names) if not name.startswith("_")]
@@ -99,14 +114,23 @@ class MaintainedSelect:
         self.epoch = 0  # updates so far
         self.added: list[Key] = []  # keys put into ``solution`` by the last update, in order
         self.dropped: list[Key] = []  # keys taken out of it
+        self.made: list[dict[str, str]] = []  # every variable projected: the solutions of ``added``
         self.texts: dict[object, tuple[int, dict[Key, object]]] = {}  # writer's key -> (epoch, texts)
+        self.went: list[dict[str, str]] = []  # every variable projected: the solutions the last update
+        # dropped (DSTREAM hands them out)
+        self._dict = _dict_maker(self.names) if self.identity else None
+        self.whole = whole
+        """The whole answer is read at each instant (RSTREAM). When not (ISTREAM, DSTREAM), and every
+        variable is projected, no solution is kept: the dicts of what changed are made when asked for."""
 
     def _key(self, row: tuple) -> Key:
         return row if self.identity else tuple(row[i] for i in self.keep)
 
-    def update(self) -> dict[Key, int]:
+    def update(self) -> dict[Key, int] | None:
         """Follow the engine to the current instant; the change of each solution's multiplicity in
-        the answer (DISTINCT: +1 for a solution that became an answer, -1 for one that stopped)."""
+        the answer (DISTINCT: +1 for a solution that became an answer, -1 for one that stopped), or
+        None when every variable is projected: each row is then a solution held once, and ``added``
+        and ``dropped`` say what changed."""
         new, gone = self.changes.update()
         count, solution, key_of = self.count, self.solution, self._key
         self.epoch += 1
@@ -115,7 +139,8 @@ class MaintainedSelect:
         if self.texts:  # writers that did not look at the last answer: their texts are dropped
             self.texts = {k: v for k, v in self.texts.items() if v[0] == self.epoch - 1}
         if self.identity:
-            return self._update_rows(new, gone)
+            self._update_rows(new, gone)
+            return None
         delta: dict[Key, int] = {}
         for row in gone:
             key = key_of(row)
@@ -151,23 +176,26 @@ class MaintainedSelect:
             return changed
         return delta
 
-    def _update_rows(self, new, gone) -> dict[Key, int]:
+    def _update_rows(self, new, gone) -> None:
         """:meth:`update` when every variable is projected: a solution is a row, held once (the rows
-        that appeared are not held, those that went are), so ``count`` stays empty."""
-        solution, names = self.solution, self.names
-        for row in gone:
-            del solution[row]
-        self.dropped = list(gone)
-        # every row has len(names) arguments; strict=True would double the cost of the dict
-        made = {row: SharedSolution(zip(names, row, strict=False)) for row in new}
-        solution.update(made)
-        self.added = list(made)
-        delta = dict.fromkeys(gone, -1)
-        delta.update(dict.fromkeys(made, 1))
-        return delta
+        that appeared are not held, those that went are), so ``count`` stays empty. Each solution is a
+        plain dict made by a literal (:func:`_dict_maker`): untracked by the garbage collector, as its
+        values are strings, and a third of the cost of a :class:`SharedSolution`; its texts are kept
+        by :meth:`kept_texts` (RSTREAM), and ISTREAM/DSTREAM write each solution once anyway."""
+        if not self.whole:
+            self.added, self.dropped = list(new), list(gone)
+            return
+        solution = self.solution
+        self.dropped = gone = list(gone)
+        self.went = list(map(solution.pop, gone))
+        added = self.added = list(new)
+        made = self.made = list(map(self._dict, added))
+        solution.update(zip(added, made, strict=False))
 
     def answer(self) -> list[dict[str, str]]:
         """The answer now (RSTREAM): each solution as often as it holds (once under DISTINCT)."""
+        if self.identity and not self.whole:  # asked although not kept: made from the rows held
+            return [self._dict(row) for row in self.changes.held]
         solution = self.solution
         if self.distinct or self.identity:  # each solution once, in the order of ``solution``
             kept = KeptAnswer(solution.values())
@@ -187,15 +215,22 @@ class MaintainedSelect:
             texts = {k: make(s) for k, s in solution.items()}
         else:  # the last instant's: ``solution`` lost the dropped keys and got the added ones at its end
             texts = entry[1]
-            for k in self.dropped:
-                del texts[k]
-            for k in self.added:
-                texts[k] = make(solution[k])
+            deque(map(texts.__delitem__, self.dropped), maxlen=0)
+            made = self.made if self.identity else map(solution.__getitem__, self.added)
+            texts.update(zip(self.added, map(make, made), strict=False))
         self.texts[key] = (self.epoch, texts)
         return texts.values()
 
-    def change(self, delta: dict[Key, int], added: bool) -> list[dict[str, str]]:
-        """ISTREAM (``added``) or DSTREAM: the solutions whose multiplicity grew (shrank), as often."""
+    def change(self, delta: dict[Key, int] | None, added: bool) -> list[dict[str, str]]:
+        """ISTREAM (``added``) or DSTREAM: the solutions whose multiplicity grew (shrank), as often;
+        ``delta`` is what the last :meth:`update` returned."""
+        if delta is None:  # every variable projected: the rows that appeared (went), each once
+            if not self.whole:
+                return list(map(self._dict, self.added if added else self.dropped))
+            if added:
+                solution = self.solution
+                return [solution[row] for row in self.added]
+            return self.went
         out: list[dict[str, str]] = []
         names = self.names
         for key, d in delta.items():

@@ -4,13 +4,14 @@ A new session gets ``local[2]`` (unless spark-submit already set a master), no U
 partitions, Arrow for pandas/Arrow hand-over, the parallel garbage collector, JVM warnings on stderr,
 ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and the workers' Python set to
 this interpreter. ``RSP_SPARK_FAST_START=1`` keeps the JIT at C1 (starts ≈ 0.5 s faster, parses about
-half as fast); ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options.
+half as fast); ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options. The JVM maps an archive of the classes it
+loads, made once in the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
 
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
 group, systemd every process of the service) reaches only rsp, which then stops Spark in order (see
 :mod:`rsp.spark.command`). The JVM still ends with rsp: it exits when its standard input, a pipe from
-rsp, closes.
+rsp, closes. Its standard output is rsp's standard error: rsp's own carries the results.
 """
 
 from __future__ import annotations
@@ -97,7 +98,10 @@ def session(master: str | None = None, app_name: str = "rsp"):
         )
         if os.environ.get("RSP_SPARK_FAST_START", "0") == "1":  # C1 only: starts faster, parses slower
             java_options = f"-XX:TieredStopAtLevel=1 {java_options}"
-        java_options = f"{java_options} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()
+        from rsp.spark import cds  # here: ``python -m rsp.spark.cds`` must not find it imported
+
+        shared = cds.java_options(java_executable() or "java")  # the classes' archive (rsp/spark/cds.py)
+        java_options = f"{java_options} {shared} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()
         options["spark.master"] = master or "local[2]"
         options["spark.driver.extraJavaOptions"] = java_options
         options["spark.driver.memory"] = os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g")
@@ -111,6 +115,11 @@ def session(master: str | None = None, app_name: str = "rsp"):
     return spark
 
 
+_POPEN = {"start_new_session": True, "stdout": 2}
+"""The JVM in a session of its own, its standard output on rsp's standard error: rsp's standard output
+carries the results, and nothing the JVM prints (a fatal error's report, say) may land there."""
+
+
 def _start_shielded_context(options: dict[str, str]) -> None:
     """The SparkContext, on a JVM started in a session of its own that ignores SIGTERM (see the module
     docstring); nothing when this process already has a JVM (the builder then reuses it)."""
@@ -121,6 +130,21 @@ def _start_shielded_context(options: dict[str, str]) -> None:
     if SparkContext._gateway is not None:
         return
     conf = SparkConf().setAll(options.items())
-    context = SparkContext(conf=conf, gateway=launch_gateway(conf, popen_kwargs={"start_new_session": True}))
+    try:
+        gateway = launch_gateway(conf, popen_kwargs=_POPEN)
+    except Exception:
+        java_options = options.get("spark.driver.extraJavaOptions", "")
+        if "-XX:SharedArchiveFile=" not in java_options:
+            raise
+        # a JVM that does not start with the classes' archive (damaged): without it, and it is deleted
+        for option in java_options.split():
+            if option.startswith("-XX:SharedArchiveFile="):
+                Path(option.partition("=")[2]).unlink(missing_ok=True)
+        options["spark.driver.extraJavaOptions"] = " ".join(
+            o for o in java_options.split() if not o.startswith("-XX:SharedArchiveFile=")
+        )
+        conf = SparkConf().setAll(options.items())
+        gateway = launch_gateway(conf, popen_kwargs=_POPEN)
+    context = SparkContext(conf=conf, gateway=gateway)
     signals = context._jvm.sun.misc
     signals.Signal.handle(signals.Signal("TERM"), signals.SignalHandler.SIG_IGN)

@@ -1,0 +1,113 @@
+"""The class-data-sharing archive of the Spark driver JVM (rsp/spark/cds.py): which JVM options a
+session gets, one background builder at a time, an archive the builder makes that a session maps
+(checked with ``-Xshare:on``, which fails when the archive cannot be used), and a damaged archive that
+is deleted while the run goes on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rsp.spark import cds
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = """REGISTER QUERY Count AS
+SELECT (COUNT(*) AS ?n)
+FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s]
+WHERE { ?s <http://ex.org/p> ?o }
+"""
+LINES = "".join(f'<http://ex.org/e{k}> <http://ex.org/p> "{k}" . # {k * 300}\n' for k in range(10))
+
+
+class _Popen:
+    started: list[list[str]] = []
+
+    def __init__(self, args, **kwargs) -> None:
+        _Popen.started.append(list(args))
+
+
+def test_options_map_an_archive_dump_in_the_builder_or_start_one_builder(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RSP_SPARK_CDS_DIR", str(tmp_path))
+    monkeypatch.delenv("RSP_SPARK_CDS", raising=False)
+    monkeypatch.delenv(cds.DUMP, raising=False)
+    monkeypatch.setattr(cds.subprocess, "Popen", _Popen)
+    _Popen.started = []
+    java = sys.executable  # any executable file names an install
+    archive = cds.archive(java)
+    assert archive.parent == tmp_path and archive.name.startswith("spark-")
+
+    assert cds.java_options(java) == ""  # none yet: a builder starts, this session goes on without
+    assert len(_Popen.started) == 1 and _Popen.started[0][1:3] == ["-m", "rsp.spark.cds"]
+    assert cds.java_options(java) == "" and len(_Popen.started) == 1  # one builder at a time (its lock)
+
+    lock = tmp_path / f"{cds.key(java)}.lock"
+    old = time.time() - cds.STALE_LOCK_S - 10
+    os.utime(lock, (old, old))  # a builder that died long ago: another starts
+    assert cds.java_options(java) == "" and len(_Popen.started) == 2
+
+    archive.write_bytes(b"made")
+    assert cds.java_options(java).startswith(f"-XX:SharedArchiveFile={archive} -Xshare:auto {cds.QUIET} ")
+    monkeypatch.setenv(cds.DUMP, str(tmp_path / "x.part"))
+    assert cds.java_options(java) == f"-XX:ArchiveClassesAtExit={tmp_path / 'x.part'} {cds.QUIET}"
+    monkeypatch.setenv("RSP_SPARK_CDS", "0")
+    assert cds.java_options(java) == ""
+    assert len(_Popen.started) == 2
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    query = tmp_path / "count.rq"
+    query.write_text(QUERY, encoding="utf-8")
+    stream = tmp_path / "stream"
+    stream.mkdir()
+    (stream / "a.nt").write_text(LINES, encoding="utf-8")
+    return query, stream
+
+
+def _rsp(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    merged = {**os.environ, **env}
+    merged.pop("PYSPARK_GATEWAY_PORT", None)
+    merged.pop("PYSPARK_GATEWAY_SECRET", None)
+    return subprocess.run([sys.executable, "-m", "rsp", *args], capture_output=True, text=True,
+                          env=merged, cwd=ROOT, timeout=600)  # fmt: skip
+
+
+def _expected(query: Path, stream: Path) -> str:
+    done = _rsp(["run", str(query), "--stream", str(stream / "a.nt"), "-q"], {})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\n") >= 2
+    return done.stdout
+
+
+@pytest.mark.spark
+def test_the_builder_makes_an_archive_that_a_session_maps_and_a_damaged_one_is_left_aside(tmp_path) -> None:
+    from rsp.spark import java_executable
+
+    java = java_executable()
+    if java is None:
+        pytest.skip("no java")
+    home = tmp_path / "cds"
+    env = {"RSP_SPARK_CDS_DIR": str(home)}
+    done = subprocess.run([sys.executable, "-m", "rsp.spark.cds", str(home), cds.key(java)],
+                          env={**os.environ, **env}, cwd=ROOT, timeout=900, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    archive = home / f"{cds.key(java)}.jsa"
+    assert sorted(home.iterdir()) == [archive]  # no part file, no lock left
+    query, stream = _files(tmp_path)
+    expected = _expected(query, stream)
+    spark = ["spark", str(query), "--stream", str(stream), "--available-now", "-q"]
+    # -Xshare:on (after rsp's -Xshare:auto) makes the JVM fail when it cannot map the archive
+    run = _rsp(spark, {**env, "RSP_SPARK_JAVA_OPTIONS": "-Xshare:on"})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected
+    # a truncated archive crashes the JVM that maps it: the run deletes it and starts Spark without
+    archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    run = _rsp(spark, env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected  # nothing of the JVM's on rsp's standard output
+    assert not archive.exists()
+    assert not list(ROOT.glob("hs_err_pid*.log"))  # nor its crash report in the working directory

@@ -504,6 +504,8 @@ class MaintainedOps:
     def _pattern_delta(self) -> Counter:
         """Follow the engine; the change of each group solution's multiplicity."""
         new, gone = self.main_changes.update()
+        if not self.blocks and not self.filters:
+            return self._held(self._rows_delta(new, gone))
         touched = [block.update() for block in self.blocks]
         main, names, positions = self.main, self.main_names, self.positions
         delta: Counter = Counter()
@@ -543,6 +545,27 @@ class MaintainedOps:
                 outputs[row] = after
             else:
                 outputs.pop(row, None)
+        return self._held(delta)
+
+    def _rows_delta(self, new, gone) -> Counter:
+        """:meth:`_pattern_delta` for a group that is its main pattern alone (no block, no other FILTER):
+        a row's one output is its own solution, made when the row appears, so no row is looked at again."""
+        main, names, outputs, solution_of = self.main, self.main_names, self.outputs, self.solution_of
+        delta: Counter = Counter()
+        for row in gone:
+            del main[row]
+            for key in outputs.pop(row, ()):
+                delta[key] -= 1
+        for row in new:
+            s = main[row] = dict(zip(names, row, strict=True))
+            key = _key(s)
+            solution_of.setdefault(key, s)
+            outputs[row] = [key]
+            delta[key] += 1
+        return delta
+
+    def _held(self, delta: Counter) -> Counter:
+        """``delta`` without its zeros, after updating each group solution's multiplicity in ``held``."""
         held = self.held
         for key, d in list(delta.items()):
             if not d:

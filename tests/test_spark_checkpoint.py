@@ -5,7 +5,13 @@ uninterrupted ``rsp spark`` run by the parity tests in test_spark.py).
 
 The kills: at fixed points of a micro-batch (fault injection, ``RSP_SPARK_FAULT=POINT:BATCH``: after the
 results were written but before rsp's state was committed, and after the commit but before Spark
-committed the micro-batch), and from outside at whatever moment the run has reached."""
+committed the micro-batch), and from outside at whatever moment the run has reached. Each run at a fixed
+point is killed at both, one after the other: killed after writing, started again and killed after
+committing, started again to the end (every ``rsp spark`` costs a JVM start, the most of these tests'
+time).
+
+The ``rsp`` commands start their JVM for short runs (:data:`SHORT_RUN`): these runs are mostly JVM
+start-up."""
 
 from __future__ import annotations
 
@@ -32,10 +38,19 @@ BUILDING_ARGS = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--ent
 COOLING = ROOT / "examples" / "cooling" / "cooling.lars"
 
 
+NO_VERIFY = "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote"
+SHORT_RUN = {
+    "RSP_SPARK_FAST_START": "1",  # the JIT at C1 only: about a third less CPU for a few small micro-batches
+    # and Spark's classes loaded without bytecode verification: about a tenth less
+    "RSP_SPARK_JAVA_OPTIONS": f"{os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')} {NO_VERIFY}".strip(),
+}
+
+
 def _rsp(*args: str, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rsp", *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT,
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **SHORT_RUN, **(env or {})},
+        cwd=ROOT,
     )  # fmt: skip
 
 
@@ -50,37 +65,44 @@ def _spark_args(program: Path, source: Path, checkpoint: Path, output: Path, *ex
     ]  # fmt: skip
 
 
+def _resumed(run: subprocess.CompletedProcess, args: list[str], committed: int) -> bool:
+    return f"resuming from {args[args.index('--checkpoint') + 1]} after micro-batch {committed}" in run.stderr
+
+
+def _killed_twice(args: list[str], checkpoint: Path, output: Path, batch: int) -> None:
+    """Micro-batch ``batch`` of the run killed after its results were written (state not committed: they
+    are taken back and the micro-batch is redone), then, started again, killed after rsp committed it
+    (Spark had not: it hands the micro-batch over again, and the next start skips it)."""
+    written = _rsp(*args, "--available-now", env={FAULT_ENV: f"written:{batch}"})
+    assert written.returncode == -signal.SIGKILL, written.stderr
+    assert _state(checkpoint)["batch"] == batch - 1
+    assert output.stat().st_size > _state(checkpoint)["output"]  # micro-batch `batch`'s results were written
+    committed = _rsp(*args, "--available-now", env={FAULT_ENV: f"committed:{batch}"})
+    assert committed.returncode == -signal.SIGKILL, committed.stderr
+    assert _resumed(committed, args, batch - 1)
+    assert _state(checkpoint)["batch"] == batch
+    assert output.stat().st_size == _state(checkpoint)["output"]
+
+
 def _restart_and_compare(args: list[str], output: Path, expected: str, committed: int) -> None:
     again = _rsp(*args, "--available-now")
     assert again.returncode == 0, again.stderr
-    assert f"resuming from {args[args.index('--checkpoint') + 1]} after micro-batch {committed}" in again.stderr
+    assert _resumed(again, args, committed)
     assert output.read_text() == expected
 
 
-@pytest.mark.parametrize(
-    "point, committed",
-    [
-        ("written", 1),  # results of micro-batch 2 written, state not committed: taken back, redone
-        ("committed", 2),  # state of micro-batch 2 committed, Spark's commit not written: skipped
-    ],
-)
-def test_query_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point: str, committed: int) -> None:
+def test_query_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path) -> None:
     lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
     source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
     write_parts(source, lines, 5)
     reference = _rsp("run", str(QUERY), "--stream", str(BUILDING / "temperatures.nt"), *BUILDING_ARGS, "-q")
     assert reference.returncode == 0 and reference.stdout.count("\n") > 3
     args = _spark_args(QUERY, source, checkpoint, output, *BUILDING_ARGS)
-    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:2"})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert _state(checkpoint)["batch"] == committed
-    if point == "written":  # the killed run had already written micro-batch 2's results
-        assert len(output.read_text()) > _state(checkpoint)["output"]
-    _restart_and_compare(args, output, reference.stdout, committed)
+    _killed_twice(args, checkpoint, output, 2)
+    _restart_and_compare(args, output, reference.stdout, 2)
 
 
-@pytest.mark.parametrize("point, committed", [("written", 1), ("committed", 2)])
-def test_out_of_order_stream_killed_resumes_as_rsp_run(tmp_path: Path, point: str, committed: int) -> None:
+def test_out_of_order_stream_killed_resumes_as_rsp_run(tmp_path: Path) -> None:
     """Files that each start before the newest time of the one before: late elements and elements out
     of order but not late in every micro-batch. Killed in micro-batch 2 and started again, the output
     is rsp run's over the lines in the order they arrive (the log holds what the engine took, and the
@@ -97,10 +119,8 @@ def test_out_of_order_stream_killed_resumes_as_rsp_run(tmp_path: Path, point: st
     write_parts(source, lines, len(parts), ".nt")
     args = _spark_args(query, source, checkpoint, output)
     args[args.index("--stream") + 1] = f"http://ex.org/s={source}"
-    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:2"})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert _state(checkpoint)["batch"] == committed
-    _restart_and_compare(args, output, reference.stdout, committed)
+    _killed_twice(args, checkpoint, output, 2)
+    _restart_and_compare(args, output, reference.stdout, 2)
 
 
 def test_lars_program_killed_from_outside_resumes_exactly(tmp_path: Path) -> None:
@@ -112,17 +132,17 @@ def test_lars_program_killed_from_outside_resumes_exactly(tmp_path: Path) -> Non
     reference = _rsp("lars", str(COOLING), "--stream", str(stream))
     assert reference.returncode == 0 and '"atoms": [' in reference.stdout
     source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
-    write_parts(source, lines, 12)
+    write_parts(source, lines, 8)
     args = _spark_args(COOLING, source, checkpoint, output)
     run = subprocess.Popen(
         [sys.executable, "-m", "rsp", *args, "--trigger", "500 milliseconds"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, **SHORT_RUN},
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and run.poll() is None:
             state = checkpoint / "rsp" / "state.json"
-            if state.exists() and _state(checkpoint)["batch"] >= 3:
+            if state.exists() and _state(checkpoint)["batch"] >= 2:
                 break
             time.sleep(0.05)
         assert run.poll() is None, run.stderr.read().decode() if run.stderr else ""
@@ -134,7 +154,7 @@ def test_lars_program_killed_from_outside_resumes_exactly(tmp_path: Path) -> Non
         if run.stderr:
             run.stderr.close()
     committed = _state(checkpoint)["batch"]
-    assert 3 <= committed < 11  # killed mid-stream
+    assert 2 <= committed < 7  # killed mid-stream
     _restart_and_compare(args, output, reference.stdout, committed)
 
 
@@ -168,10 +188,9 @@ def _answers(text: str) -> dict[int, list[str]]:
     return {r["time"]: sorted(json.dumps(b, sort_keys=True) for b in r["bindings"]) for r in records}
 
 
-@pytest.mark.parametrize("point", ["written", "committed"])
-def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path, point: str) -> None:
+def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path) -> None:
     """--partition-by with --checkpoint: Spark's state store holds the keys' engines, rsp's state the
-    answers held back by the driver; killed between writing and committing or after committing."""
+    answers held back by the driver; killed between writing and committing, then after committing."""
     query = tmp_path / "slow.rq"
     query.write_text(PER_VEHICLE)
     lines = []
@@ -186,12 +205,9 @@ def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: P
     source, checkpoint, output = tmp_path / "in", tmp_path / "ck", tmp_path / "out.jsonl"
     write_parts(source, lines, 4)
     args = _spark_args(query, source, checkpoint, output, "--partition-by", "?v")
-    killed = _rsp(*args, "--available-now", env={FAULT_ENV: f"{point}:1"})
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    committed = 0 if point == "written" else 1
-    assert _state(checkpoint)["batch"] == committed
+    _killed_twice(args, checkpoint, output, 1)
     again = _rsp(*args, "--available-now")
     assert again.returncode == 0, again.stderr
-    assert f"after micro-batch {committed}" in again.stderr
+    assert _resumed(again, args, 1)
     got, expected = _answers(output.read_text()), _answers(reference.stdout)
     assert sorted(got) == sorted(expected) and got == expected

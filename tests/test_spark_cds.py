@@ -59,6 +59,24 @@ def test_options_map_an_archive_dump_in_the_builder_or_start_one_builder(tmp_pat
     assert len(_Popen.started) == 2
 
 
+def test_a_builder_keeps_the_archives_of_other_installs_in_use(tmp_path, monkeypatch) -> None:
+    """Two virtual environments share the cache: each one's builder keeps the other's archive while it
+    is used (a session touches the archive it maps), and deletes one left unused for a month."""
+    monkeypatch.setenv("RSP_SPARK_CDS_DIR", str(tmp_path))
+    monkeypatch.delenv("RSP_SPARK_CDS", raising=False)
+    monkeypatch.delenv(cds.DUMP, raising=False)
+    mine, used, unused = (tmp_path / f"spark-{n}.jsa" for n in ("mine", "used", "unused"))
+    for path in (mine, used, unused):
+        path.write_bytes(b"made")
+    month_ago = time.time() - cds.UNUSED_S - 60
+    for path in (used, unused):
+        os.utime(path, (month_ago, month_ago))
+    monkeypatch.setattr(cds, "archive", lambda java: used)
+    assert cds.java_options(sys.executable).startswith(f"-XX:SharedArchiveFile={used} ")  # touches it
+    cds.clean_up(tmp_path, mine)
+    assert sorted(tmp_path.iterdir()) == [mine, used]
+
+
 def _files(tmp_path: Path) -> tuple[Path, Path]:
     query = tmp_path / "count.rq"
     query.write_text(QUERY, encoding="utf-8")

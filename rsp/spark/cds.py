@@ -11,8 +11,9 @@ How it is kept:
 
 * The archive is ``<cache>/<key>.jsa``, where ``<cache>`` is ``$RSP_SPARK_CDS_DIR``, else
   ``$XDG_CACHE_HOME/rsp/spark-cds``, else ``~/.cache/rsp/spark-cds``, and ``<key>`` names the java
-  executable (path, size, time) and the PySpark install (version, place): another Java or PySpark gets
-  an archive of its own, and the others' are deleted when it is made. ``RSP_SPARK_CDS=0`` turns it off.
+  executable (path, size, time) and the PySpark install (version, place): another Java or PySpark (another
+  virtual environment) gets an archive of its own; a builder deletes those not used for a month.
+  ``RSP_SPARK_CDS=0`` turns it off.
 * When there is none, the session that finds none starts a **builder** in the background (one at a
   time: a lock file) and goes on without it. The builder (``python -m rsp.spark.cds``) runs two small
   ``rsp spark`` queries (one of them ``--partition-by``) on a JVM that dumps its classes when it exits,
@@ -38,6 +39,8 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """No CDS messages: an archive that cannot be used is left aside silently."""
 DUMP = "RSP_SPARK_CDS_DUMP"
 """Set in the builder: the file its JVM dumps its classes into when it exits."""
+UNUSED_S = 30 * 86400
+"""Another install's archive not used for this long (seconds) is deleted by a builder."""
 STALE_LOCK_S = 900
 """A builder's lock older than this (seconds) is taken to be left by a builder that died."""
 
@@ -80,6 +83,10 @@ def java_options(java: str) -> str:
     try:
         path = archive(java)
         if path.is_file():  # should the JVM die mapping it, its report goes to stderr and a temp file
+            try:
+                os.utime(path)  # in use: kept when another install's builder cleans up (clean_up)
+            except OSError:
+                pass
             crash = Path(tempfile.gettempdir()) / "rsp-spark-jvm-crash-%p.log"
             return (f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET} -XX:+DisplayVMOutputToStderr "
                     f"-XX:ErrorFile={crash}")  # fmt: skip
@@ -145,15 +152,22 @@ def build(home: Path, name: str) -> bool:
                 return False
         made = _end_jvm() == 0 and part.is_file() and part.stat().st_size > 0
         if made:
-            for other in home.glob("*.jsa"):
-                if other != final:
-                    other.unlink(missing_ok=True)  # another Java's or PySpark's
+            clean_up(home, final)
             os.replace(part, final)
         return made
     finally:
         if not made:
             part.unlink(missing_ok=True)
         (home / f"{name}.lock").unlink(missing_ok=True)
+
+
+def clean_up(home: Path, keep: Path) -> None:
+    """Delete the other installs' archives (several virtual environments share the folder) that no
+    session mapped for :data:`UNUSED_S` (a session touches the archive it maps)."""
+    unused = time.time() - UNUSED_S
+    for other in home.glob("*.jsa"):
+        if other != keep and other.stat().st_mtime < unused:
+            other.unlink(missing_ok=True)
 
 
 def _end_jvm() -> int | None:

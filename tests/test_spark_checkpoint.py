@@ -200,8 +200,9 @@ def _answers(text: str) -> list[tuple[int, list[str]]]:
 
 
 def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: Path) -> None:
-    """--partition-by with --checkpoint: Spark's state store holds the keys' engines, rsp's state the
-    answers held back by the driver; killed between writing and committing, then after committing."""
+    """--partition-by with --checkpoint: the partitions' recovery logs (under the checkpoint) rebuild the
+    engines, rsp's state holds the answers held back by the driver; killed between writing and
+    committing, then after committing."""
     query = tmp_path / "slow.rq"
     query.write_text(PER_VEHICLE)
     lines = []

@@ -82,14 +82,13 @@ def java_options(java: str) -> str:
         return f"-XX:ArchiveClassesAtExit={dump} {QUIET}"
     try:
         path = archive(java)
-        if path.is_file():  # should the JVM die mapping it, its report goes to stderr and a temp file
+        if path.is_file():  # should the JVM die mapping it, its report goes to a temp file
             try:
                 os.utime(path)  # in use: kept when another install's builder cleans up (clean_up)
             except OSError:
                 pass
             crash = Path(tempfile.gettempdir()) / "rsp-spark-jvm-crash-%p.log"
-            return (f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET} -XX:+DisplayVMOutputToStderr "
-                    f"-XX:ErrorFile={crash}")  # fmt: skip
+            return f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET} -XX:ErrorFile={crash}"
         start_builder(java)
     except OSError:  # no cache folder to be had (read-only home, …): run without
         pass

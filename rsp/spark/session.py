@@ -133,16 +133,14 @@ def _start_shielded_context(options: dict[str, str]) -> None:
     try:
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
     except Exception:
-        java_options = options.get("spark.driver.extraJavaOptions", "")
-        if "-XX:SharedArchiveFile=" not in java_options:
+        java_options = options.get("spark.driver.extraJavaOptions", "").split()
+        shared = [o for o in java_options if o.startswith("-XX:SharedArchiveFile=")]
+        if not shared:
             raise
         # a JVM that does not start with the classes' archive (damaged): without it, and it is deleted
-        for option in java_options.split():
-            if option.startswith("-XX:SharedArchiveFile="):
-                Path(option.partition("=")[2]).unlink(missing_ok=True)
-        options["spark.driver.extraJavaOptions"] = " ".join(
-            o for o in java_options.split() if not o.startswith("-XX:SharedArchiveFile=")
-        )
+        for option in shared:
+            Path(option.partition("=")[2]).unlink(missing_ok=True)
+        options["spark.driver.extraJavaOptions"] = " ".join(o for o in java_options if o not in shared)
         conf = SparkConf().setAll(options.items())
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
     context = SparkContext(conf=conf, gateway=gateway)

@@ -421,6 +421,7 @@ class MaintainedOps:
             self.blocks.append(_Block(kind, table, arity[table.pred], lars, shared, conds))
         self.positions = [tuple(main.variables.index(n) for n in b.shared) for b in self.blocks]
         self.filters = tuple(f.expr for f in filters)
+        self.plain = not self.blocks and not self.filters  # a row's one output is its own solution
         self.main: dict[tuple, dict] = {}  # main row -> its solution
         self.by_block: list[dict[tuple, set]] = [{} for _ in self.blocks]  # shared values -> main rows
         self.outputs: dict[tuple, list[Key]] = {}  # main row -> the keys of its outputs
@@ -504,7 +505,7 @@ class MaintainedOps:
     def _pattern_delta(self) -> Counter:
         """Follow the engine; the change of each group solution's multiplicity."""
         new, gone = self.main_changes.update()
-        if not self.blocks and not self.filters:
+        if self.plain:
             return self._held(self._rows_delta(new, gone))
         touched = [block.update() for block in self.blocks]
         main, names, positions = self.main, self.main_names, self.positions
@@ -579,14 +580,45 @@ class MaintainedOps:
         return delta
 
     # -- grouping --------------------------------------------------------------------------------------
+    def _plain_changes(self) -> tuple[list[tuple[dict, Key, int]], bool]:
+        """For a group that is its main pattern alone (:attr:`plain`) under aggregates: the solutions of
+        the rows that went and came, as (solution, key, ±1), the key being the row itself (a row gives one
+        solution, no other row the same). With ``True`` when every row went at once (a tumbling window's
+        step, or a window that empties): the groups then start afresh, and the rows that went are not
+        taken out one by one."""
+        new, gone = self.main_changes.update()
+        main, names = self.main, self.main_names
+        changes: list[tuple[dict, Key, int]] = []
+        fresh = bool(gone) and len(gone) == len(main)  # FactChanges: gone ⊆ the rows held, no repeats
+        if fresh:
+            main.clear()
+        else:
+            for row in gone:
+                changes.append((main.pop(row), row, -1))
+        for row in new:
+            s = main[row] = dict(zip(names, row, strict=True))
+            changes.append((s, row, 1))
+        return changes, fresh
+
     def _group_delta(self, delta: Counter) -> dict[Key, int]:
+        solution_of = self.solution_of
+        return self._group_changes([(solution_of[key], key, d) for key, d in delta.items()], False)
+
+    def _group_changes(self, changes: list[tuple[dict, Key, int]], fresh: bool) -> dict[Key, int]:
+        """Apply the group solutions' changes ``(solution, key, d)`` to their groups (``fresh``: every
+        group emptied first); the change of each output row's multiplicity."""
         touched: dict[tuple, _Group] = {}
         if self._first:
             touched[()] = self.groups[()]
             self._first = False
         groups = self.groups
-        for key, d in delta.items():
-            s = self.solution_of[key]
+        if fresh:
+            specs = self.specs
+            for gk, group in groups.items():
+                group.members = 0
+                group.aggregates = {i: _Aggregate(spec) for i, spec in specs.items()}
+                touched[gk] = group
+        for s, key, d in changes:
             gk = tuple(self._value(g.expr, s) for g in self.group_by)
             group = groups.get(gk)
             if group is None:
@@ -625,6 +657,8 @@ class MaintainedOps:
     # -- the answer ------------------------------------------------------------------------------------
     def update(self) -> dict[Key, int]:
         """Follow the engine to the current instant; the change of each answer's multiplicity."""
+        if self.aggregated and self.plain:
+            return self.answer_stage.apply(self._group_changes(*self._plain_changes()))
         delta = self._pattern_delta()
         if self.aggregated:
             projected = self._group_delta(delta)

@@ -806,7 +806,7 @@ class Engine:
         else:
             time = _checked_time(time, "push")
             triples = _checked_triples(triples, [time], "push")
-        if triples:
+        if triples and self.scopes.blank(triples):  # the scope's name is made only when needed
             triples = self.scopes.relabel(triples, self._source(stream, source))
         for handle in self.queries:
             pred = self._window_pred(handle, stream)

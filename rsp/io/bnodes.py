@@ -47,11 +47,25 @@ class Scopes:
             self._owners[prefix] = source
         return prefix
 
+    @staticmethod
+    def blank(triples: list[Triple]) -> bool:
+        """Whether a subject or object of ``triples`` (valid N-Triples terms, at least one triple) is a
+        blank node: for one triple two character tests, for more at C speed (``_`` sorts after ``<`` and
+        ``"``, so the largest subject or object starts with ``_`` exactly when some term is a blank node).
+
+        >>> one, two = [("<a>", "<p>", '"x"')], [("<a>", "<p>", "<b>"), ("_:y", "<p>", '"z"')]
+        >>> Scopes.blank(one), Scopes.blank(two), Scopes.blank([("<a>", "<p>", "_:z")])
+        (False, True, True)
+        """
+        if len(triples) == 1:
+            s, _, o = triples[0]
+            return s[0] == "_" or o[0] == "_"
+        return max(map(_subject, triples))[0] == "_" or max(map(_object, triples))[0] == "_"
+
     def relabel(self, triples: list[Triple], source: str) -> list[Triple]:
         """``triples`` (valid N-Triples terms) with their blank nodes in the scope of ``source``; the same
-        list when it has none (checked at C speed: ``_`` sorts after ``<`` and ``"``, so the largest
-        subject or object starts with ``_`` exactly when some term is a blank node)."""
-        if not triples or (max(map(_subject, triples))[0] != "_" and max(map(_object, triples))[0] != "_"):
+        list when it has none (:meth:`blank`)."""
+        if not triples or not self.blank(triples):
             return triples
         prefix = self.prefix(source)
         return [

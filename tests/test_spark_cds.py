@@ -77,6 +77,31 @@ def test_a_builder_keeps_the_archives_of_other_installs_in_use(tmp_path, monkeyp
     assert sorted(tmp_path.iterdir()) == [mine, used]
 
 
+def test_a_builder_deletes_the_archives_of_installs_that_are_gone(tmp_path) -> None:
+    """An archive whose recorded PySpark folder no longer exists (a removed virtual environment or
+    clone) is deleted at once with its record, one whose folder exists is kept, one without a record
+    follows the month's rule; records left without an archive go too."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    living = tmp_path / "venv" / "pyspark"
+    living.mkdir(parents=True)
+    mine, gone, alive, unrecorded = (cache / f"spark-{n}.jsa" for n in ("mine", "gone", "alive", "old"))
+    for path in (mine, gone, alive, unrecorded):
+        path.write_bytes(b"made")
+    gone.with_suffix(".install").write_text(str(tmp_path / "removed" / "pyspark"), encoding="utf-8")
+    alive.with_suffix(".install").write_text(f"{living}\n", encoding="utf-8")
+    (cache / "spark-orphan.install").write_text(str(living), encoding="utf-8")
+    cds.clean_up(cache, mine)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(
+        [mine.name, alive.name, "spark-alive.install", unrecorded.name]
+    )
+    month_ago = time.time() - cds.UNUSED_S - 60
+    os.utime(unrecorded, (month_ago, month_ago))
+    os.utime(alive, (month_ago, month_ago))
+    cds.clean_up(cache, mine)
+    assert sorted(p.name for p in cache.iterdir()) == [mine.name]
+
+
 def _files(tmp_path: Path) -> tuple[Path, Path]:
     query = tmp_path / "count.rq"
     query.write_text(QUERY, encoding="utf-8")
@@ -114,7 +139,9 @@ def test_the_builder_makes_an_archive_that_a_session_maps_and_a_damaged_one_is_l
                           env={**os.environ, **env}, cwd=ROOT, timeout=900, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     archive = home / f"{cds.key(java)}.jsa"
-    assert sorted(home.iterdir()) == [archive]  # no part file, no lock left
+    record = archive.with_suffix(".install")  # the PySpark folder it was made for
+    assert sorted(home.iterdir()) == [record, archive]  # no part file, no lock left
+    assert Path(record.read_text(encoding="utf-8")) == Path(cds._install())
     query, stream = _files(tmp_path)
     expected = _expected(query, stream)
     spark = ["spark", str(query), "--stream", str(stream), "--available-now", "-q"]

@@ -12,7 +12,9 @@ How it is kept:
 * The archive is ``<cache>/<key>.jsa``, where ``<cache>`` is ``$RSP_SPARK_CDS_DIR``, else
   ``$XDG_CACHE_HOME/rsp/spark-cds``, else ``~/.cache/rsp/spark-cds``, and ``<key>`` names the java
   executable (path, size, time) and the PySpark install (version, place): another Java or PySpark (another
-  virtual environment) gets an archive of its own; a builder deletes those not used for a month.
+  virtual environment) gets an archive of its own. Beside each archive, ``<key>.install`` names the
+  PySpark folder it was made for; a builder deletes the other archives whose folder is gone from this
+  machine (a removed virtual environment or clone: ≈ 170 MB each) and those not used for a month.
   ``RSP_SPARK_CDS=0`` turns it off.
 * When there is none, the session that finds none starts a **builder** in the background (one at a
   time: a lock file) and goes on without it. The builder (``python -m rsp.spark.cds``) runs two small
@@ -153,6 +155,7 @@ def build(home: Path, name: str) -> bool:
         if made:
             clean_up(home, final)
             os.replace(part, final)
+            (home / f"{name}.install").write_text(_install(), encoding="utf-8")
         return made
     finally:
         if not made:
@@ -160,13 +163,32 @@ def build(home: Path, name: str) -> bool:
         (home / f"{name}.lock").unlink(missing_ok=True)
 
 
+def _install() -> str:
+    """The PySpark folder of this install (what ``<key>.install`` records)."""
+    import pyspark
+
+    return str(Path(pyspark.__file__).parent)
+
+
 def clean_up(home: Path, keep: Path) -> None:
-    """Delete the other installs' archives (several virtual environments share the folder) that no
-    session mapped for :data:`UNUSED_S` (a session touches the archive it maps)."""
+    """Delete the other installs' archives (several virtual environments share the folder) whose PySpark
+    folder, recorded beside them, is gone, and those no session mapped for :data:`UNUSED_S` (a session
+    touches the archive it maps); with each its ``.install`` record, and records left without archive."""
     unused = time.time() - UNUSED_S
     for other in home.glob("*.jsa"):
-        if other != keep and other.stat().st_mtime < unused:
-            other.unlink(missing_ok=True)
+        if other == keep:
+            continue
+        record = other.with_suffix(".install")
+        try:
+            gone = record.is_file() and not Path(record.read_text(encoding="utf-8").strip()).is_dir()
+            if gone or other.stat().st_mtime < unused:
+                other.unlink(missing_ok=True)
+                record.unlink(missing_ok=True)
+        except OSError:  # another builder's at the same time, or unreadable: left alone
+            pass
+    for record in home.glob("*.install"):
+        if not record.with_suffix(".jsa").exists() and record.with_suffix(".jsa") != keep:
+            record.unlink(missing_ok=True)
 
 
 def _end_jvm() -> int | None:

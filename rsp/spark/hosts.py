@@ -196,6 +196,8 @@ def serve(home: Path, partition: int, run: str) -> None:
     import rsp.runtime  # noqa: F401 - the engine, imported before the first step comes
     from rsp.spark.resident import run_step
 
+    pa.array([0])  # pyarrow imports pandas at its first conversion of Python objects (≈ 0.2 s): now
+
     path = home / f"part-{partition}.sock"
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -187,7 +187,7 @@ def clean_up(home: Path, keep: Path) -> None:
         except OSError:  # another builder's at the same time, or unreadable: left alone
             pass
     for record in home.glob("*.install"):
-        if not record.with_suffix(".jsa").exists() and record.with_suffix(".jsa") != keep:
+        if not record.with_suffix(".jsa").exists():
             record.unlink(missing_ok=True)
 
 

@@ -505,8 +505,6 @@ class MaintainedOps:
     def _pattern_delta(self) -> Counter:
         """Follow the engine; the change of each group solution's multiplicity."""
         new, gone = self.main_changes.update()
-        if self.plain:
-            return self._held(self._rows_delta(new, gone))
         touched = [block.update() for block in self.blocks]
         main, names, positions = self.main, self.main_names, self.positions
         delta: Counter = Counter()
@@ -548,23 +546,6 @@ class MaintainedOps:
                 outputs.pop(row, None)
         return self._held(delta)
 
-    def _rows_delta(self, new, gone) -> Counter:
-        """:meth:`_pattern_delta` for a group that is its main pattern alone (no block, no other FILTER):
-        a row's one output is its own solution, made when the row appears, so no row is looked at again."""
-        main, names, outputs, solution_of = self.main, self.main_names, self.outputs, self.solution_of
-        delta: Counter = Counter()
-        for row in gone:
-            del main[row]
-            for key in outputs.pop(row, ()):
-                delta[key] -= 1
-        for row in new:
-            s = main[row] = dict(zip(names, row, strict=True))
-            key = _key(s)
-            solution_of.setdefault(key, s)
-            outputs[row] = [key]
-            delta[key] += 1
-        return delta
-
     def _held(self, delta: Counter) -> Counter:
         """``delta`` without its zeros, after updating each group solution's multiplicity in ``held``."""
         held = self.held
@@ -581,11 +562,12 @@ class MaintainedOps:
 
     # -- grouping --------------------------------------------------------------------------------------
     def _plain_changes(self) -> tuple[list[tuple[dict, Key, int]], bool]:
-        """For a group that is its main pattern alone (:attr:`plain`) under aggregates: the solutions of
+        """For an aggregate over a group that is its main pattern alone (:attr:`plain`; without
+        aggregates such a SELECT is :class:`rsp.query.maintained.MaintainedSelect`'s): the solutions of
         the rows that went and came, as (solution, key, ±1), the key being the row itself (a row gives one
-        solution, no other row the same). With ``True`` when every row went at once (a tumbling window's
-        step, or a window that empties): the groups then start afresh, and the rows that went are not
-        taken out one by one."""
+        solution, no other row the same), so no row is looked at again. With ``True`` when every row went
+        at once (a tumbling window's step, or a window that empties): the groups then start afresh, and
+        the rows that went are not taken out one by one."""
         new, gone = self.main_changes.update()
         main, names = self.main, self.main_names
         changes: list[tuple[dict, Key, int]] = []

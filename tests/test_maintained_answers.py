@@ -39,6 +39,8 @@ MAINTAINED = {
     "transitive": q("?v ex:at ?s . ?s ex:isIn ex:region", "SELECT ?v ?s"),
     "slots": q("?v ex:delay ?d", "SELECT ?v", "[RANGE 3s STEP 2s]"),  # two engine steps per instant
     "tumbling": q("?v ex:speed ?sp", "SELECT DISTINCT ?v", "[RANGE 2s TUMBLING]"),
+    # every row of the window goes at each step: the counts are dropped at once (MaintainedSelect.update)
+    "tumbling-bag": q("?v ex:at ?s . ?v ?p ?o", "SELECT ?v ?p", "[RANGE 1s STEP 1s]"),
 }
 CONSTRUCTS = {
     "construct": q("?v ex:at ?s", "CONSTRUCT { ?s ex:hasVehicle ?v . ?v ex:seen true }"),

@@ -110,6 +110,7 @@ class MaintainedSelect:
         self.changes = FactChanges(lars, (table.pred, arity))
         self.count: dict[Key, int] = {}  # projected solution -> how many rows give it (not kept when
         # every variable is projected: see _update_rows)
+        self.rows = 0  # the rows ``count`` counts
         self.solution: dict[Key, SharedSolution] = {}  # built once, handed out while an answer
         self.epoch = 0  # updates so far
         self.added: list[Key] = []  # keys put into ``solution`` by the last update, in order
@@ -141,15 +142,21 @@ class MaintainedSelect:
         if self.identity:
             self._update_rows(new, gone)
             return None
-        delta: dict[Key, int] = {}
-        for row in gone:
-            key = key_of(row)
-            left = count[key] - 1
-            if left:
-                count[key] = left
-            else:
-                del count[key]
-            delta[key] = delta.get(key, 0) - 1
+        delta: dict[Key, int]
+        if gone and len(gone) == self.rows:  # every row went (a tumbling window's step): all at once
+            delta = {key: -n for key, n in count.items()}
+            count.clear()
+        else:
+            delta = {}
+            for row in gone:
+                key = key_of(row)
+                left = count[key] - 1
+                if left:
+                    count[key] = left
+                else:
+                    del count[key]
+                delta[key] = delta.get(key, 0) - 1
+        self.rows += len(new) - len(gone)
         names = self.names
         for row in new:
             key = key_of(row)

@@ -494,6 +494,8 @@ class ResidentMerger(Merger):
     """With :meth:`overlap`: the micro-batches waiting for the merge thread."""
     _failed: BaseException | None = None
     """What merging a micro-batch on that thread raised (raised again in the driver)."""
+    _merge_start: int | None = None
+    """The first instant as the job of the micro-batch being merged left it (see :meth:`_merge`)."""
     until: int | None = None
     """The largest element time of the micro-batches run so far (the next clock's), kept as each job
     ends: :attr:`Merger.last` follows the merge, which may still run (:meth:`overlap`)."""
@@ -602,14 +604,24 @@ class ResidentMerger(Merger):
         self._take_stats(table)
         with self.lock:
             self.previous = batch_id
-            self._advance_clock(table)
+            moved = self._advance_clock(table)
+            item = (table, batch_id, self.start, moved)
         if self._merging is None:
-            self._merge(table, batch_id)
+            self._merge(*item)
         else:
-            self._merging.put((table, batch_id))
+            self._merging.put(item)
 
-    def _merge(self, table: pa.Table, batch_id: int, queued: bool = False) -> None:
+    def _merge(
+        self, table: pa.Table, batch_id: int, start: int | None, moved: bool, queued: bool = False
+    ) -> None:
+        """Merge a micro-batch's answers with the timeline as its job left it: ``start``, the first
+        instant then, and ``moved``, whether that job could move the first instant (nothing written
+        yet). The merge may run after later jobs moved the first instant back again (:meth:`overlap`):
+        their instants wait for their own answers, merged after these."""
         started = time.perf_counter()
+        if moved:
+            self.next = None  # written from the first instant on once an instant is final
+        self._merge_start = start
         super().__call__(table, batch_id, queued)
         self.times["merge"] += time.perf_counter() - started
 
@@ -667,22 +679,24 @@ class ResidentMerger(Merger):
                 for name, value in json.loads(row["payload"]).items():
                     (self.times if name == "engine" else self.rebuilds)[name] += value
 
-    def _advance_clock(self, table: pa.Table) -> None:
+    def _advance_clock(self, table: pa.Table) -> bool:
         """The global clock after a micro-batch: a single engine's, from the partitions' first and last
-        times of the elements they took."""
+        times of the elements they took. True when the first instant may have moved (nothing was
+        closed before): the merge of this micro-batch writes from the first instant again."""
         marks = self._marks(table)
         firsts = [r["first"] for r in marks if r["first"] is not None]
         self._advance_until(marks)
         if not firsts:
-            return
+            return False
         step = self.step
-        if self.closed_instant is None:  # nothing written yet: the first instant may still move back
-            self.next = None
+        moved = self.closed_instant is None  # nothing written yet: the first instant may still move back
+        if moved:
             start = (min(firsts) // step + 1) * step
             self.start = start if self.start is None else min(self.start, start)
         until = self.until
         if self.start <= until:
             self.closed_instant = until // step * step
+        return moved
 
     def _advance_until(self, marks: list[dict]) -> None:
         lasts = [r["last"] for r in marks if r["last"] is not None]
@@ -690,7 +704,8 @@ class ResidentMerger(Merger):
             self.until = max(lasts) if self.until is None else max(self.until, *lasts)
 
     def first_instant(self, first: int) -> int:
-        return self.start if self.start is not None else super().first_instant(first)
+        start = self.start if self._merge_start is None else self._merge_start
+        return start if start is not None else super().first_instant(first)
 
     def saved(self) -> dict:
         return {
@@ -710,6 +725,7 @@ class ResidentMerger(Merger):
 
     def finish(self) -> None:
         """End of the input: every partition closes its instants up to the final one."""
+        self._merge_start = None  # every micro-batch merged: the timeline as it is now
         final = self.final_instant()
         if final is not None:
             batch = (self.previous or 0) + 1

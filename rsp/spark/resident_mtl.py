@@ -300,8 +300,8 @@ class MtlMerger(ResidentMerger):
                 else:
                     (self.times if name == "engine" else self.rebuilds)[name] += value
 
-    def _advance_clock(self, table: pa.Table) -> None:
-        pass
+    def _advance_clock(self, table: pa.Table) -> bool:
+        return False  # the facts are written per micro-batch (flush): no timeline of instants
 
     def add(self, instant: int, answers: list) -> None:
         self.lines.extend(answers)

@@ -204,9 +204,10 @@ class ResidentProgramMerger(ResidentMerger, ProgramMerger):
     def clock(self, batch: DataFrame | None = None) -> Clock:
         return Clock(None, None, self.until)
 
-    def _advance_clock(self, table: pa.Table) -> None:
-        """Nothing closes but time points, which follow the largest time."""
+    def _advance_clock(self, table: pa.Table) -> bool:
+        """Nothing closes but time points, which follow the largest time (no first instant moves)."""
         self._advance_until(self._marks(table))
+        return False
 
     def add(self, instant: int, answers: list) -> None:
         if self.next is not None and instant < self.next:

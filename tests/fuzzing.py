@@ -25,6 +25,21 @@ def examples(default: int) -> int:
     return max(1, default * EXAMPLES // 300)
 
 
+def saved_cases(golden_root: Path, test: str) -> dict[str, dict[str, str]]:
+    """The cases ``make fuzz`` saved from ``test`` under ``golden_root`` (``fuzz-*`` folders whose SOURCE
+    names the test), for the test's replay: case name -> file name -> text (SOURCE left out)."""
+    if not golden_root.is_dir():
+        return {}
+    found = {}
+    for case in sorted(golden_root.iterdir()):
+        source = case / "SOURCE"
+        if source.is_file() and test in source.read_text(encoding="utf-8"):
+            found[case.name] = {
+                f.name: f.read_text(encoding="utf-8") for f in case.iterdir() if f.name != "SOURCE"
+            }
+    return found
+
+
 def _pending_dir() -> Path | None:
     root = os.environ.get("RSP_FUZZ_DIR")
     if not root:

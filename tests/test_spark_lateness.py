@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_on_failure
+from fuzzing import examples, saved_cases, saved_on_failure
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -211,17 +211,6 @@ def test_partitioned_lateness_equals_one_engine(batches, monkeypatch, spark) -> 
             assert got_late == late, f"merges held back: {merges_last}"
 
 
-def _golden_cases() -> list[Path]:
-    """Cases ``make fuzz`` saved from this test (tests/golden_spark/fuzz-*, SOURCE naming it)."""
-    if not GOLDEN_ROOT.is_dir():
-        return []
-    return sorted(
-        case
-        for case in GOLDEN_ROOT.iterdir()
-        if (case / "SOURCE").is_file() and "test_partitioned_lateness" in (case / "SOURCE").read_text()
-    )
-
-
 def _read_batches(text: str) -> list[list[Element]]:
     """The micro-batches of a saved case's stream.nt (:func:`_text`'s format)."""
     batches: list[list[Element]] = []
@@ -234,12 +223,16 @@ def _read_batches(text: str) -> list[list[Element]]:
     return batches
 
 
-@pytest.mark.parametrize("case", _golden_cases(), ids=lambda case: case.name)
-def test_saved_cases(case: Path, monkeypatch, spark) -> None:
+SAVED = saved_cases(GOLDEN_ROOT, "test_partitioned_lateness_equals_one_engine")
+
+
+@pytest.mark.parametrize("name", sorted(SAVED))
+def test_saved_cases(name: str, monkeypatch, spark) -> None:
     """The shrunk cases ``make fuzz`` found, kept (fuzz-1ccaa5b6f4: a merge held back behind the job
     that moved the first instant back wrote that instant before its answers were merged)."""
-    assert (case / "query.rq").read_text(encoding="utf-8") == QUERY
-    batches = _read_batches((case / "stream.nt").read_text(encoding="utf-8"))
+    files = SAVED[name]
+    assert files["query.rq"] == QUERY
+    batches = _read_batches(files["stream.nt"])
     expected, late = _one_engine(batches)
     for merges_last in (False, True):
         got, got_late = _partitioned(batches, monkeypatch, merges_last)

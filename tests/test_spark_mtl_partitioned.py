@@ -20,7 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_on_failure
+from fuzzing import examples, saved_cases, saved_on_failure
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spark_conftest import write_parts
@@ -38,7 +38,9 @@ from rsp.spark.hashing import partition_of  # noqa: E402
 pytest_plugins = ["spark_conftest"]
 pytestmark = [pytest.mark.spark]
 DATA = Path(__file__).parent / "data" / "mtl"
-GOLDEN_ROOT = Path(__file__).parent / "golden_mtl"
+GOLDEN_ROOT = Path(__file__).parent / "golden_spark"
+"""Where ``make fuzz`` saves this file's disagreements (not golden_mtl: its cases are single-engine
+models with a horizon and an expected model, which tests/test_mtl_differential.py replays)."""
 PARTITIONS = 2
 
 
@@ -184,11 +186,33 @@ def _cases(draw) -> tuple[str, list[list[str]], list[int]]:
     return text, batches, workers
 
 
-def _files(text: str, batches: list[list[str]]) -> dict[str, str]:
+def _files(text: str, batches: list[list[str]], workers: list[int]) -> dict[str, str]:
+    header = "% workers: " + " ".join(map(str, workers)) + "\n"  # one more than micro-batches: the last step
     stream = "".join(
         f"% micro-batch {i}\n" + "".join(line + "\n" for line in b) for i, b in enumerate(batches)
     )
-    return {"program.txt": text, "stream.txt": stream}
+    return {"program.txt": text, "stream.txt": header + stream}
+
+
+def _read_files(files: dict[str, str]) -> tuple[str, list[list[str]], list[int]]:
+    """:func:`_files` read back."""
+    batches: list[list[str]] = []
+    workers: list[int] = []
+    for line in files["stream.txt"].splitlines():
+        if line.startswith("% workers:"):
+            workers = [int(w) for w in line.split(":", 1)[1].split()]
+        elif line.startswith("% micro-batch"):
+            batches.append([])
+        else:
+            batches[-1].append(line)
+    return files["program.txt"], batches, workers
+
+
+def _check(text: str, batches: list[list[str]], workers: list[int], monkeypatch) -> None:
+    expected, late = _reference(text, batches)
+    got, got_late = _partitioned(text, batches, workers, monkeypatch)
+    assert got == expected
+    assert got_late == late
 
 
 @pytest.mark.generated
@@ -198,11 +222,26 @@ def _files(text: str, batches: list[list[str]]) -> dict[str, str]:
 def test_partitioned_mtl_equals_one_engine(case, monkeypatch, spark) -> None:
     """(``spark``: the driver's last job builds a Spark SQL expression.)"""
     text, batches, workers = case
-    with saved_on_failure(GOLDEN_ROOT, lambda: _files(text, batches)):
-        expected, late = _reference(text, batches)
-        got, got_late = _partitioned(text, batches, workers, monkeypatch)
-        assert got == expected
-        assert got_late == late
+    with saved_on_failure(GOLDEN_ROOT, lambda: _files(text, batches, workers)):
+        _check(text, batches, workers, monkeypatch)
+
+
+SAVED = saved_cases(GOLDEN_ROOT, "test_partitioned_mtl_equals_one_engine")
+FIXED = _files(  # through the saved format: workers changing, intervals, a fact no rule reads
+    "\n".join(r.format(a=1, b=3) for r in RULES) + "\n",
+    [["B(k1)@0", "D(k2)@[1,3]", "P(k1,x0)@2"], [], ["Other(z)@4", "B(k2)@[2,4]", "D(k1)@5"]],
+    [0, 2, 1, 1],
+)
+
+
+@pytest.mark.parametrize("name", ["fixed", *sorted(SAVED)])
+def test_saved_cases(name: str, monkeypatch, spark) -> None:
+    """The fixed case and the cases ``make fuzz`` saved, read back from their files."""
+    files = FIXED if name == "fixed" else SAVED[name]
+    text, batches, workers = _read_files(files)
+    if name == "fixed":
+        assert _files(text, batches, workers) == files  # the format reads back as written
+    _check(text, batches, workers, monkeypatch)
 
 
 def test_reference_is_rsp_mtl_on_streams_in_order(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_on_failure
+from fuzzing import examples, saved_cases, saved_on_failure
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -162,11 +162,17 @@ def test_engine_host_keeps_the_engine_across_workers(monkeypatch) -> None:
     assert all(started.poll() is not None for started in hosts._STARTED)
 
 
+def _element_rows(time: int, bus: int, speed: int, stop: int) -> list[tuple[int, str, str, str]]:
+    """An element of the generated streams: a vehicle's speed and place at ``time``."""
+    vehicle = f"<{EX}bus{bus}>"
+    return [
+        (time, vehicle, f"<{EX}speed>", f'"{speed}"^^{INT}'),
+        (time, vehicle, f"<{EX}at>", f"<{EX}stop{stop}>"),
+    ]
+
+
 def _element(draw, time: int) -> list[tuple[int, str, str, str]]:
-    vehicle = f"<{EX}bus{draw(st.integers(0, 3))}>"
-    speed = f'"{draw(st.integers(0, 30))}"^^{INT}'
-    place = f"<{EX}stop{draw(st.integers(0, 2))}>"
-    return [(time, vehicle, f"<{EX}speed>", speed), (time, vehicle, f"<{EX}at>", place)]
+    return _element_rows(time, draw(st.integers(0, 3)), draw(st.integers(0, 30)), draw(st.integers(0, 2)))
 
 
 @st.composite
@@ -188,7 +194,32 @@ def _streams(draw) -> tuple[list[list[tuple]], list[int]]:
 def _stream_text(batches: list[list[tuple]], workers: list[int]) -> dict[str, str]:
     lines = [f"# micro-batch {i} (worker {w})\n" + "".join(f"{s} {p} {o} . # {t}\n" for t, s, p, o in b)
              for i, (b, w) in enumerate(zip(batches, workers, strict=False))]  # fmt: skip
-    return {"query.rq": QUERY, "stream.nt": "".join(lines)}
+    header = "# workers: " + " ".join(map(str, workers)) + "\n"  # one more than micro-batches: the last step
+    return {"query.rq": QUERY, "stream.nt": header + "".join(lines)}
+
+
+def _read_stream_text(text: str) -> tuple[list[list[tuple]], list[int]]:
+    """:func:`_stream_text` read back."""
+    batches: list[list[tuple]] = []
+    workers: list[int] = []
+    for line in text.splitlines():
+        if line.startswith("# workers:"):
+            workers = [int(w) for w in line.split(":", 1)[1].split()]
+        elif line.startswith("# micro-batch"):
+            batches.append([])
+        elif line.strip():
+            s, p, o, _dot, _hash, t = line.split()
+            batches[-1].append((int(t), s, p, o))
+    return batches, workers
+
+
+def _check_rebuilt(batches: list[list[tuple]], workers: list[int], monkeypatch) -> None:
+    resident_rows, none = _drive(batches, [0], monkeypatch)
+    moved_rows, rebuilt = _drive(batches, workers, monkeypatch)
+    assert none == 0
+    steps = len(batches) + (1 if any(batches) else 0)  # the final step when an element came
+    assert rebuilt == sum(1 for i in range(1, steps) if workers[i] != workers[i - 1])
+    assert moved_rows == resident_rows
 
 
 @pytest.mark.generated
@@ -199,12 +230,30 @@ def _stream_text(batches: list[list[tuple]], workers: list[int]) -> dict[str, st
 def test_rebuilt_partition_engine_equals_resident(case, monkeypatch) -> None:
     batches, workers = case
     with saved_on_failure(GOLDEN_ROOT, lambda: _stream_text(batches, workers)):
-        resident_rows, none = _drive(batches, [0], monkeypatch)
-        moved_rows, rebuilt = _drive(batches, workers, monkeypatch)
-        assert none == 0
-        steps = len(batches) + (1 if any(batches) else 0)  # the final step when an element came
-        assert rebuilt == sum(1 for i in range(1, steps) if workers[i] != workers[i - 1])
-        assert moved_rows == resident_rows
+        _check_rebuilt(batches, workers, monkeypatch)
+
+
+_SAVED_REBUILDS = {
+    # a fixed case through the saved format (workers changing, an empty micro-batch, a late element)
+    "fixed": _stream_text(
+        [_element_rows(1200, 0, 7, 1) + _element_rows(1900, 1, 25, 0), [], _element_rows(300, 1, 3, 2)
+         + _element_rows(4100, 2, 12, 0)],
+        [0, 2, 1, 1],
+    ),
+    **saved_cases(GOLDEN_ROOT, "test_rebuilt_partition_engine_equals_resident"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_SAVED_REBUILDS))
+def test_saved_rebuild_cases(name: str, monkeypatch) -> None:
+    """The fixed case and the cases ``make fuzz`` saved, read back from their files."""
+    files = _SAVED_REBUILDS[name]
+    assert files["query.rq"] == QUERY
+    batches, workers = _read_stream_text(files["stream.nt"])
+    if name == "fixed":
+        assert _stream_text(batches, workers) == files  # the format reads back as written
+        assert len(workers) == len(batches) + 1 and any(batches)
+    _check_rebuilt(batches, workers, monkeypatch)
 
 
 def test_rebuild_after_a_lost_registry_equals_resident(monkeypatch) -> None:
@@ -326,6 +375,31 @@ def _keys_case(plan: KeyPlan, lines: list[str]) -> dict[str, str]:
 )  # fmt: skip
 def test_spark_key_column_equals_key_plan(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
     """Several plans per Spark job (a Spark job costs a second or more): case ``i``'s rows as stream ``i``."""
+    _check_key_columns(spark, cases)
+
+
+def _read_keys_case(files: dict[str, str]) -> tuple[KeyPlan, list[str]]:
+    """:func:`_keys_case` read back."""
+    plan = json.loads(files["plan.json"])
+    positions = tuple((p, place) for p, place in plan["positions"])
+    classes = tuple((c, place) for c, place in plan["classes"])
+    return KeyPlan("k", positions, classes), files["stream.nt"].splitlines()
+
+
+def test_saved_key_cases(spark) -> None:
+    """The cases ``make fuzz`` saved from the test above, and a fixed one through the saved format, in
+    one Spark job."""
+    fixed = _keys_case(
+        KeyPlan("k", ((RDF_TYPE, 0), (f"<{EX}p>", 2)), ((f"<{EX}A>", 2),)),
+        [f"<{EX}a> {RDF_TYPE} <{EX}A> . # 1", f"<{EX}é> <{EX}p> <{EX}b> . # 3", "not a triple . # 4"],
+    )
+    saved = saved_cases(GOLDEN_ROOT, "test_spark_key_column_equals_key_plan")
+    cases = [_read_keys_case(files) for files in [fixed, *saved.values()]]
+    assert _keys_case(*cases[0]) == fixed  # the format reads back as written
+    _check_key_columns(spark, cases)
+
+
+def _check_key_columns(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
     from functools import reduce
 
     from rsp.spark.source import parse_lines

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_on_failure
+from fuzzing import examples, saved_cases, saved_on_failure
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -170,7 +170,29 @@ def _cases(draw) -> tuple[str, list[list[str]], list[int]]:
 def _files(text: str, batches: list[list[str]], workers: list[int]) -> dict[str, str]:
     stream = "".join(f"% micro-batch {i} (worker {w})\n" + "".join(line + "\n" for line in b)
                      for i, (b, w) in enumerate(zip(batches, workers, strict=False)))  # fmt: skip
-    return {"program.lars": text, "stream.txt": stream}
+    header = "% workers: " + " ".join(map(str, workers)) + "\n"  # one more than micro-batches: the last step
+    return {"program.lars": text, "stream.txt": header + stream}
+
+
+def _read_files(files: dict[str, str]) -> tuple[str, list[list[str]], list[int]]:
+    """:func:`_files` read back."""
+    batches: list[list[str]] = []
+    workers: list[int] = []
+    for line in files["stream.txt"].splitlines():
+        if line.startswith("% workers:"):
+            workers = [int(w) for w in line.split(":", 1)[1].split()]
+        elif line.startswith("% micro-batch"):
+            batches.append([])
+        else:
+            batches[-1].append(line)
+    return files["program.lars"], batches, workers
+
+
+def _check(text: str, batches: list[list[str]], workers: list[int], monkeypatch) -> None:
+    expected, late = _reference(text, batches)
+    got, got_late = _partitioned(text, batches, workers, monkeypatch)
+    assert got == expected
+    assert got_late == late
 
 
 @pytest.mark.generated
@@ -181,10 +203,28 @@ def test_partitioned_program_equals_one_engine(case, monkeypatch, spark) -> None
     """(``spark``: the driver's last job builds a Spark SQL expression.)"""
     text, batches, workers = case
     with saved_on_failure(GOLDEN_ROOT, lambda: _files(text, batches, workers)):
-        expected, late = _reference(text, batches)
-        got, got_late = _partitioned(text, batches, workers, monkeypatch)
-        assert got == expected
-        assert got_late == late
+        _check(text, batches, workers, monkeypatch)
+
+
+def _saved_cases() -> dict[str, dict[str, str]]:
+    return saved_cases(GOLDEN_ROOT, "test_partitioned_program_equals_one_engine")
+
+
+_FIXED = _files(  # through the saved format: workers changing, a bare time line, an atom no rule reads
+    "limit(12).\n" + "\n".join(r.format(n=2) for r in RULES),
+    [["2 p(bus1,5)", "3 alarm(bus2)"], [], ["3", "6 p(bus1,13)", "6 other(x)"]],
+    [0, 1, 2, 0],
+)
+
+
+@pytest.mark.parametrize("name", ["fixed", *_saved_cases()])
+def test_saved_cases(name: str, monkeypatch, spark) -> None:
+    """The fixed case and the cases ``make fuzz`` saved, read back from their files."""
+    files = _FIXED if name == "fixed" else _saved_cases()[name]
+    text, batches, workers = _read_files(files)
+    if name == "fixed":
+        assert _files(text, batches, workers) == files  # the format reads back as written
+    _check(text, batches, workers, monkeypatch)
 
 
 def test_reference_is_rsp_lars_on_streams_in_order(tmp_path: Path) -> None:

@@ -40,6 +40,45 @@ def saved_cases(golden_root: Path, test: str) -> dict[str, dict[str, str]]:
     return found
 
 
+def batches_text(batches: list[list[str]], workers: list[int] | None = None, mark: str = "#") -> str:
+    """Micro-batches of stream lines as one saved file: a ``<mark> workers: …`` line when ``workers``
+    are given (the worker of each step: one more than micro-batches, the last step's), then each
+    micro-batch after a ``<mark> micro-batch i`` line (``(worker w)`` added when known)."""
+    head = f"{mark} workers: " + " ".join(map(str, workers)) + "\n" if workers is not None else ""
+    label = [f" (worker {w})" for w in workers or []]
+    return head + "".join(
+        f"{mark} micro-batch {i}{label[i] if i < len(label) else ''}\n"
+        + "".join(line + "\n" for line in batch)
+        for i, batch in enumerate(batches)
+    )
+
+
+def timed_triple_line(element: tuple[int, str, str, str]) -> str:
+    """A stream element ``(time, s, p, o)`` as an N-Triples line with its time comment."""
+    t, s, p, o = element
+    return f"{s} {p} {o} . # {t}"
+
+
+def read_timed_triple_line(line: str) -> tuple[int, str, str, str]:
+    """:func:`timed_triple_line` read back (terms without spaces, as the generated ones are)."""
+    s, p, o, _dot, _hash, t = line.split()
+    return int(t), s, p, o
+
+
+def read_batches_text(text: str, mark: str = "#") -> tuple[list[list[str]], list[int]]:
+    """:func:`batches_text` read back: the micro-batches' lines and the workers (none: ``[]``)."""
+    batches: list[list[str]] = []
+    workers: list[int] = []
+    for line in text.splitlines():
+        if line.startswith(f"{mark} workers:"):
+            workers = [int(w) for w in line.split(":", 1)[1].split()]
+        elif line.startswith(f"{mark} micro-batch"):
+            batches.append([])
+        elif line.strip():
+            batches[-1].append(line)
+    return batches, workers
+
+
 def _pending_dir() -> Path | None:
     root = os.environ.get("RSP_FUZZ_DIR")
     if not root:

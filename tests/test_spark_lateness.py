@@ -17,7 +17,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_cases, saved_on_failure
+from fuzzing import (
+    batches_text,
+    examples,
+    read_batches_text,
+    read_timed_triple_line,
+    saved_cases,
+    saved_on_failure,
+    timed_triple_line,
+)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -178,9 +186,8 @@ def _batches(draw) -> list[list[Element]]:
 
 
 def _text(batches: list[list[Element]]) -> dict[str, str]:
-    lines = [f"# micro-batch {i}\n" + "".join(f"{s} {p} {o} . # {t}\n" for t, s, p, o in b)
-             for i, b in enumerate(batches)]  # fmt: skip
-    return {"query.rq": QUERY, "stream.nt": "".join(lines)}
+    lines = [[timed_triple_line(e) for e in batch] for batch in batches]
+    return {"query.rq": QUERY, "stream.nt": batches_text(lines)}
 
 
 SHARED = [  # the case of test_spark_partitioned.py's lateness test: 2500 moves the first instant back
@@ -213,14 +220,7 @@ def test_partitioned_lateness_equals_one_engine(batches, monkeypatch, spark) -> 
 
 def _read_batches(text: str) -> list[list[Element]]:
     """The micro-batches of a saved case's stream.nt (:func:`_text`'s format)."""
-    batches: list[list[Element]] = []
-    for line in text.splitlines():
-        if line.startswith("# micro-batch"):
-            batches.append([])
-        elif line.strip():
-            s, p, o, _dot, _hash, time = line.split()
-            batches[-1].append((int(time), s, p, o))
-    return batches
+    return [[read_timed_triple_line(line) for line in batch] for batch in read_batches_text(text)[0]]
 
 
 SAVED = saved_cases(GOLDEN_ROOT, "test_partitioned_lateness_equals_one_engine")

@@ -23,7 +23,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_cases, saved_on_failure
+from fuzzing import (
+    batches_text,
+    examples,
+    read_batches_text,
+    read_timed_triple_line,
+    saved_cases,
+    saved_on_failure,
+    timed_triple_line,
+)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -192,25 +200,14 @@ def _streams(draw) -> tuple[list[list[tuple]], list[int]]:
 
 
 def _stream_text(batches: list[list[tuple]], workers: list[int]) -> dict[str, str]:
-    lines = [f"# micro-batch {i} (worker {w})\n" + "".join(f"{s} {p} {o} . # {t}\n" for t, s, p, o in b)
-             for i, (b, w) in enumerate(zip(batches, workers, strict=False))]  # fmt: skip
-    header = "# workers: " + " ".join(map(str, workers)) + "\n"  # one more than micro-batches: the last step
-    return {"query.rq": QUERY, "stream.nt": header + "".join(lines)}
+    lines = [[timed_triple_line(e) for e in batch] for batch in batches]
+    return {"query.rq": QUERY, "stream.nt": batches_text(lines, workers)}
 
 
 def _read_stream_text(text: str) -> tuple[list[list[tuple]], list[int]]:
     """:func:`_stream_text` read back."""
-    batches: list[list[tuple]] = []
-    workers: list[int] = []
-    for line in text.splitlines():
-        if line.startswith("# workers:"):
-            workers = [int(w) for w in line.split(":", 1)[1].split()]
-        elif line.startswith("# micro-batch"):
-            batches.append([])
-        elif line.strip():
-            s, p, o, _dot, _hash, t = line.split()
-            batches[-1].append((int(t), s, p, o))
-    return batches, workers
+    batches, workers = read_batches_text(text)
+    return [[read_timed_triple_line(line) for line in batch] for batch in batches], workers
 
 
 def _check_rebuilt(batches: list[list[tuple]], workers: list[int], monkeypatch) -> None:

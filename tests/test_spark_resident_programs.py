@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzing import examples, saved_cases, saved_on_failure
+from fuzzing import batches_text, examples, read_batches_text, saved_cases, saved_on_failure
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -168,24 +168,12 @@ def _cases(draw) -> tuple[str, list[list[str]], list[int]]:
 
 
 def _files(text: str, batches: list[list[str]], workers: list[int]) -> dict[str, str]:
-    stream = "".join(f"% micro-batch {i} (worker {w})\n" + "".join(line + "\n" for line in b)
-                     for i, (b, w) in enumerate(zip(batches, workers, strict=False)))  # fmt: skip
-    header = "% workers: " + " ".join(map(str, workers)) + "\n"  # one more than micro-batches: the last step
-    return {"program.lars": text, "stream.txt": header + stream}
+    return {"program.lars": text, "stream.txt": batches_text(batches, workers, "%")}
 
 
 def _read_files(files: dict[str, str]) -> tuple[str, list[list[str]], list[int]]:
     """:func:`_files` read back."""
-    batches: list[list[str]] = []
-    workers: list[int] = []
-    for line in files["stream.txt"].splitlines():
-        if line.startswith("% workers:"):
-            workers = [int(w) for w in line.split(":", 1)[1].split()]
-        elif line.startswith("% micro-batch"):
-            batches.append([])
-        else:
-            batches[-1].append(line)
-    return files["program.lars"], batches, workers
+    return files["program.lars"], *read_batches_text(files["stream.txt"], "%")
 
 
 def _check(text: str, batches: list[list[str]], workers: list[int], monkeypatch) -> None:

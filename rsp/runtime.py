@@ -534,6 +534,7 @@ class QueryHandle:
 
     def _emit(self, instant: int) -> None:
         from rsp.query.algebra import Instant, construct
+        from rsp.query.order import in_answer_order
 
         algebra = Instant(
             self.translation, self._rows, self.engine.compiled, self._expressions, self._solutions
@@ -551,11 +552,14 @@ class QueryHandle:
                 result.bindings = answer
             else:
                 result.triples = answer
-        elif isinstance(form, ast.Select):
-            result.bindings = self._policy(algebra.select(form))
+        elif isinstance(form, ast.Select):  # in the answer's order (rsp/query/order.py)
+            bindings = algebra.select(form)
+            if not form.modifiers.order_by:
+                bindings = in_answer_order(bindings, self.variables)
+            result.bindings = self._policy(bindings)
         elif isinstance(form, ast.Construct):
             solutions = algebra.modify(algebra.group(form.where), None, form.modifiers, False)
-            result.triples = self._policy_triples(construct(form.template, solutions, self._bnodes))
+            result.triples = self._policy_triples(sorted(construct(form.template, solutions, self._bnodes)))
         else:
             result.boolean = bool(algebra.group(form.where))
         if self.keep:

@@ -125,7 +125,10 @@ def case_files(
         "late": late,
         "about": about,
     }
-    out = {"query.rq": text if text.endswith("\n") else text + "\n", "case.json": json.dumps(case, indent=2) + "\n"}
+    out = {
+        "query.rq": text if text.endswith("\n") else text + "\n",
+        "case.json": json.dumps(case, indent=2) + "\n",
+    }
     for name, (_iri, elements) in zip(names, files, strict=True):
         out[name] = write_elements(elements)
     out["expected.jsonl"] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records(text, answers))
@@ -134,7 +137,9 @@ def case_files(
 
 def load_case(folder: Path) -> tuple[str, dict, list[tuple[str, list]], Path | None]:
     case = json.loads((folder / "case.json").read_text(encoding="utf-8"))
-    files = [(iri, read_elements((folder / name).read_text(encoding="utf-8"))) for iri, name in case["streams"]]
+    files = [
+        (iri, read_elements((folder / name).read_text(encoding="utf-8"))) for iri, name in case["streams"]
+    ]
     ontology = case.get("ontology")
     path = None
     if ontology:
@@ -204,6 +209,29 @@ def same_answers(ours: list[dict], expected: list[dict], ordered: bool) -> None:
                     assert got[key] == want[key], f"at {want['time']}"
                 else:
                     assert bag(got[key]) == bag(want[key]), f"at {want['time']}"
+
+
+def in_answer_order(records: list[dict], variables, order_by: bool) -> None:
+    """Each instant's answers come in the order rsp fixes (docs/reference.md, "The order of answers"),
+    checked from its definition: without ORDER BY, solutions sorted by their values' N-Triples text,
+    variable by variable in the written order, an unbound variable first; CONSTRUCT triples sorted by
+    their lines. ``records``: {"time", "bindings" | "triples" | "boolean"}."""
+    for record in records:
+        if record.get("bindings") is not None and not order_by:
+            keys = [tuple(b.get(v, "") for v in variables) for b in record["bindings"]]
+            assert keys == sorted(keys), f"at {record['time']}: answers out of order"
+        if record.get("triples") is not None:
+            assert record["triples"] == sorted(record["triples"]), (
+                f"at {record['time']}: triples out of order"
+            )
+
+
+def handle_in_answer_order(handle) -> None:
+    """:func:`in_answer_order` over a registered query's results (rsp.runtime.QueryHandle)."""
+    form = handle.query.form
+    order_by = bool(getattr(form, "modifiers", None) and form.modifiers.order_by)
+    in_answer_order([{"time": r.time, "bindings": r.bindings, "triples": r.triples} for r in handle],
+                    handle.variables, order_by)  # fmt: skip
 
 
 if __name__ == "__main__":  # a maintenance command, not a test: rewrite cases' expected answers

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 from rsp.query import ast
 from rsp.query.builtins import new_solution
+from rsp.query.order import in_answer_order
 from rsp.query.paths import GraphIndex
 from rsp.query.paths import solutions as path_solutions
 from rsp.query.translate import PatternTable, Translation, expr_variables
-from rsp.query.validate import aggregates
+from rsp.query.validate import aggregates, select_vars
 
 XSD_INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
 
@@ -41,6 +42,11 @@ def values_rows(values: ast.Values) -> list[Solution]:
         {v.name: value for v, value in zip(values.vars, row, strict=True) if value is not None}
         for row in values.rows
     ]
+
+
+def _visible(solutions: list[Solution]) -> list[str]:
+    """The variables the solutions bind, but those of blank nodes, in name order."""
+    return sorted({k for s in solutions for k in s if not k.startswith("_")})
 
 
 def join(left: list[Solution], right: list[Solution]) -> list[Solution]:
@@ -198,7 +204,7 @@ class Instant:
         names = table.variables
         out = []
         slot = self.translation.slot
-        for row in self.rows(table.pred):
+        for row in sorted(self.rows(table.pred)):  # a fixed order (rsp/query/order.py)
             if table.time_var is None:
                 out.append(dict(zip(names, row, strict=True)))
             else:
@@ -221,7 +227,7 @@ class Instant:
                 graph = tables[id(element)].pred
                 index = self._graphs.get(graph)
                 if index is None:
-                    index = self._graphs[graph] = GraphIndex(self.rows(graph))
+                    index = self._graphs[graph] = GraphIndex(sorted(self.rows(graph)))  # a fixed order
                 result = join(result, path_solutions(index, element, result))
             elif isinstance(element, ast.Filter):
                 filters.append(element)
@@ -267,7 +273,12 @@ class Instant:
     def select(self, select: ast.Select) -> list[Solution]:
         solutions = self.group(select.where)
         return self.modify(
-            solutions, select.projection, select.modifiers, select.distinct or select.reduced, select.values
+            solutions,
+            select.projection,
+            select.modifiers,
+            select.distinct or select.reduced,
+            select.values,
+            select_vars(select),
         )
 
     def modify(
@@ -277,9 +288,12 @@ class Instant:
         modifiers: ast.Modifiers,
         distinct: bool,
         values: ast.Values | None = None,
+        variables: list[str] | None = None,
     ) -> list:
         """The solution modifiers; ``values`` (a trailing VALUES clause) is joined after grouping and
-        HAVING, before the SELECT expressions (§18.2.4.1)."""
+        HAVING, before the SELECT expressions (§18.2.4.1). Before ORDER BY, LIMIT and OFFSET the
+        solutions are put in the answer's order (rsp/query/order.py) by ``variables``, the written
+        ones: ORDER BY's ties and a slice without ORDER BY do not depend on how they were found."""
         aggregated = (
             bool(modifiers.group_by)
             or any(_has_aggregate(p.expr) for p in projection or ())
@@ -308,6 +322,12 @@ class Instant:
                             s[item.var.name] = value
                     extended.append(s)
                 solutions = extended
+        if modifiers.order_by or modifiers.limit is not None or modifiers.offset:
+            if variables is None:
+                variables = (
+                    [p.var.name for p in projection] if projection is not None else _visible(solutions)
+                )
+            solutions = in_answer_order(solutions, variables)
         if modifiers.order_by:
             key = self.compiled.order_key
             for condition in reversed(modifiers.order_by):

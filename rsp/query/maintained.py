@@ -22,7 +22,6 @@ handed out are shared between instants: read them, do not change them.
 
 from __future__ import annotations
 
-from collections import deque
 from itertools import chain, repeat
 
 from rsp.engine.changes import FactChanges
@@ -30,7 +29,9 @@ from rsp.io.results import SharedSolution
 from rsp.io.solution_text import KeptAnswer
 from rsp.query import ast
 from rsp.query.algebra import integer_literal
+from rsp.query.order import SortedRows
 from rsp.query.translate import PatternTable, Translation
+from rsp.query.validate import select_vars
 
 Key = tuple[str, ...]
 
@@ -103,6 +104,11 @@ class MaintainedSelect:
             keep = [i for i, name in enumerate(names) if not name.startswith("_")]
         else:  # a projected variable the pattern does not bind is unbound in every solution
             keep = [names.index(item.var.name) for item in select.projection if item.var.name in names]
+        # the answer's order (rsp/query/order.py): a key's values follow the written variables' order,
+        # so keys sort as the solutions do (a row is its own key, ``identity``, when the pattern's
+        # variables are all written, in that order)
+        kept = {names[i] for i in keep}
+        keep = [names.index(v) for v in select_vars(select) if v in kept]
         self.names = tuple(names[i] for i in keep)
         self.keep = tuple(keep)
         self.identity = self.keep == tuple(range(len(names)))
@@ -112,13 +118,9 @@ class MaintainedSelect:
         # every variable is projected: see _update_rows)
         self.rows = 0  # the rows ``count`` counts
         self.solution: dict[Key, SharedSolution] = {}  # built once, handed out while an answer
-        self.epoch = 0  # updates so far
-        self.added: list[Key] = []  # keys put into ``solution`` by the last update, in order
+        self.sorted = SortedRows()  # RSTREAM: ``solution`` in the answer's order, and writers' texts
+        self.added: list[Key] = []  # keys put into ``solution`` by the last update
         self.dropped: list[Key] = []  # keys taken out of it
-        self.made: list[dict[str, str]] = []  # every variable projected: the solutions of ``added``
-        self.texts: dict[object, tuple[int, dict[Key, object]]] = {}  # writer's key -> (epoch, texts)
-        self.went: list[dict[str, str]] = []  # every variable projected: the solutions the last update
-        # dropped (DSTREAM hands them out)
         self._dict = _dict_maker(self.names) if self.identity else None
         self.whole = whole
         """The whole answer is read at each instant (RSTREAM). When not (ISTREAM, DSTREAM), and every
@@ -134,11 +136,8 @@ class MaintainedSelect:
         and ``dropped`` say what changed."""
         new, gone = self.changes.update()
         count, solution, key_of = self.count, self.solution, self._key
-        self.epoch += 1
         added: list[Key] = []
         self.added, self.dropped = added, []
-        if self.texts:  # writers that did not look at the last answer: their texts are dropped
-            self.texts = {k: v for k, v in self.texts.items() if v[0] == self.epoch - 1}
         if self.identity:
             self._update_rows(new, gone)
             return None
@@ -173,6 +172,8 @@ class MaintainedSelect:
         for key in [k for k in delta if k not in count]:
             if solution.pop(key, None) is not None:
                 dropped.append(key)
+        if self.whole and (added or dropped):
+            self.sorted.apply([(key, solution[key]) for key in added], dropped)
         if self.distinct:  # an answer iff its count is positive: the change of that
             changed = {}
             for key, d in delta.items():
@@ -189,64 +190,42 @@ class MaintainedSelect:
         plain dict made by a literal (:func:`_dict_maker`): untracked by the garbage collector, as its
         values are strings, and a third of the cost of a :class:`SharedSolution`; its texts are kept
         by :meth:`kept_texts` (RSTREAM), and ISTREAM/DSTREAM write each solution once anyway."""
-        if not self.whole:
-            self.added, self.dropped = list(new), list(gone)
-            return
-        solution = self.solution
-        self.dropped = gone = list(gone)
-        self.went = list(map(solution.pop, gone))
-        added = self.added = list(new)
-        made = self.made = list(map(self._dict, added))
-        solution.update(zip(added, made, strict=False))
+        if not self.whole:  # ISTREAM/DSTREAM: what changed, sorted and its dicts made when handed out
+            self.added, self.dropped = new, gone
+        elif new or gone:  # RSTREAM: the solutions in order, nothing else kept
+            self.sorted.apply(list(zip(new, map(self._dict, new), strict=True)), list(gone))
 
     def answer(self) -> list[dict[str, str]]:
-        """The answer now (RSTREAM): each solution as often as it holds (once under DISTINCT)."""
+        """The answer now (RSTREAM): each solution as often as it holds (once under DISTINCT), in the
+        answer's order (rsp/query/order.py)."""
         if self.identity and not self.whole:  # asked although not kept: made from the rows held
-            return [self._dict(row) for row in self.changes.held]
-        solution = self.solution
-        if self.distinct or self.identity:  # each solution once, in the order of ``solution``
-            kept = KeptAnswer(solution.values())
+            return [self._dict(row) for row in sorted(self.changes.held)]
+        if self.distinct or self.identity:  # each solution once
+            kept = KeptAnswer(self.sorted.values())
             kept.source = self
             return kept
-        return list(chain.from_iterable(repeat(solution[k], n) for k, n in self.count.items()))
+        count = self.count
+        return list(chain.from_iterable(repeat(s, count[k]) for k, s in self.sorted.items()))
 
     def kept_texts(self, key: object, make):
         """``make(solution)`` for each solution of :meth:`answer` (each once), in its order, kept for
         ``key`` (a writer and what its texts depend on) from one instant to the next: made only for the
         solutions new since the last instant that key asked at (all of them when it skipped one)."""
-        entry = self.texts.get(key)
-        if entry is not None and entry[0] == self.epoch:
-            return entry[1].values()
-        solution = self.solution
-        if entry is None:
-            texts = {k: make(s) for k, s in solution.items()}
-        else:  # the last instant's: ``solution`` lost the dropped keys and got the added ones at its end
-            texts = entry[1]
-            deque(map(texts.__delitem__, self.dropped), maxlen=0)
-            made = self.made if self.identity else map(solution.__getitem__, self.added)
-            texts.update(zip(self.added, map(make, made), strict=False))
-        self.texts[key] = (self.epoch, texts)
-        return texts.values()
+        return self.sorted.texts(key, make)
 
     def change(self, delta: dict[Key, int] | None, added: bool) -> list[dict[str, str]]:
         """ISTREAM (``added``) or DSTREAM: the solutions whose multiplicity grew (shrank), as often;
         ``delta`` is what the last :meth:`update` returned."""
-        if delta is None:  # every variable projected: the rows that appeared (went), each once
-            if not self.whole:
-                return list(map(self._dict, self.added if added else self.dropped))
-            if added:
-                solution = self.solution
-                return [solution[row] for row in self.added]
-            return self.went
+        if delta is None:  # every variable projected (and not RSTREAM): the rows that appeared (went)
+            return list(map(self._dict, sorted(self.added if added else self.dropped)))
         out: list[dict[str, str]] = []
-        names = self.names
-        for key, d in delta.items():
-            n = d if added else -d
-            if n > 0:
-                found = self.solution.get(key)
-                if found is None:  # DSTREAM: a solution no longer held
-                    found = SharedSolution(zip(names, key, strict=True))
-                out.extend(repeat(found, n))
+        names, solution = self.names, self.solution
+        sign = 1 if added else -1
+        for key, d in sorted((k, d * sign) for k, d in delta.items() if d * sign > 0):  # keys sort as answers
+            found = solution.get(key)
+            if found is None:  # DSTREAM: a solution no longer held
+                found = SharedSolution(zip(names, key, strict=True))
+            out.extend(repeat(found, d))
         return out
 
 
@@ -260,6 +239,7 @@ class MaintainedConstruct:
         self.changes = FactChanges(lars, (table.pred, arity))
         self.lines_of: dict[tuple, tuple[str, ...]] = {}
         self.count: dict[str, int] = {}  # triple line -> how many rows give it
+        self.sorted = SortedRows()  # the lines of ``count`` in order
 
     def _lines(self, row: tuple) -> tuple[str, ...]:
         solution = dict(zip(self.names, row, strict=True))
@@ -299,24 +279,29 @@ class MaintainedConstruct:
             now = line in count
             if now != (count.get(line, 0) - d > 0):
                 changed[line] = 1 if now else -1
+        if changed:
+            self.sorted.apply([(line, line) for line, d in changed.items() if d > 0],
+                              [line for line, d in changed.items() if d < 0])  # fmt: skip
         return changed
 
     def answer(self) -> list[str]:
-        return list(self.count)
+        """The triples now, in order (rsp/query/order.py)."""
+        return self.sorted.values()
 
     def change(self, delta: dict[str, int], added: bool) -> list[str]:
-        return [line for line, d in delta.items() if (d > 0) == added]
+        return sorted(line for line, d in delta.items() if (d > 0) == added)
 
 
 class PatternSolutions:
     """One pattern table's solutions (a dict per row of its predicate), kept from the predicate's
-    changes and listed once per instant for the algebra (:meth:`Instant.table`)."""
+    changes and listed once per instant for the algebra (:meth:`Instant.table`), in row order
+    (rsp/query/order.py): whatever their arrival, so the operators above see a fixed order."""
 
     def __init__(self, lars, table: PatternTable, arity: int, slot: int) -> None:
         self.table = table
         self.slot = slot
         self.changes = FactChanges(lars, (table.pred, arity))
-        self.by_row: dict[tuple, dict[str, str]] = {}
+        self.by_row = SortedRows()  # row -> its solution
         self.instant: int | None = None
         self.listed: list[dict[str, str]] = []
 
@@ -327,16 +312,17 @@ class PatternSolutions:
             return self.listed
         self.instant = instant
         new, gone = self.changes.update()
-        by_row = self.by_row
-        for row in gone:
-            del by_row[row]
+        if not new and not gone:
+            return self.listed
         names, time_var = self.table.variables, self.table.time_var
-        for row in new:
-            if time_var is None:
-                by_row[row] = dict(zip(names, row, strict=True))
-            else:
+        if time_var is None:
+            made = [(row, dict(zip(names, row, strict=True))) for row in new]
+        else:
+            made = []
+            for row in new:
                 solution = dict(zip(names, row[:-1], strict=True))
                 solution[time_var] = integer_literal(row[-1] * self.slot)
-                by_row[row] = solution
-        self.listed = list(by_row.values())
+                made.append((row, solution))
+        self.by_row.apply(made, list(gone))
+        self.listed = self.by_row.values()
         return self.listed

@@ -45,11 +45,12 @@ from rsp.query.aggregates import ZERO, _sum, order_key
 from rsp.query.algebra import Compiled, _GroupContext, _has_aggregate
 from rsp.query.builtins import TIMESTAMP, calls, new_solution, volatile
 from rsp.query.expr import compile_expr, compile_filter, compile_value
+from rsp.query.order import UNBOUND, SortedRows
 from rsp.query.translate import PatternTable, Translation, expr_variables, has_exists
-from rsp.query.validate import aggregates
+from rsp.query.validate import aggregates, select_vars
 from rsp.query.values import DECIMAL_CONTEXT, NUM, number
 
-Key = tuple  # a solution as its sorted (variable, term) pairs
+Key = tuple  # a main row, or a projected solution as its sort key (_Answer)
 KEPT_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX"})
 _EXACT = Context(prec=100_000)  # decimal sums kept exactly; rounded once to DECIMAL_CONTEXT when read
 
@@ -211,9 +212,11 @@ class _Aggregate:
         if self.nonnum:
             return None
         ranks = self.ranks
-        if ranks[2] or ranks[3]:  # a float or double among them: summed again, in XPath's promotion
-            objects = self.objects
-            total = _sum([objects[t] for t, n in self.values.items() for _ in range(1 if distinct else n)])
+        if ranks[2] or ranks[3]:  # a float or double among them: summed again, in XPath's promotion,
+            objects = self.objects  # in the terms' order (rsp/query/order.py), whatever their history
+            total = _sum(
+                [objects[t] for t, n in sorted(self.values.items()) for _ in range(1 if distinct else n)]
+            )
             if total is None:
                 return None
         elif ranks[1]:
@@ -252,31 +255,38 @@ class _Values:
 
 
 class _Answer:
-    """The answer: a count per projected solution, each solution's dict built once while it holds."""
+    """The answer: a count per projected solution, each solution's dict built once while it holds. A
+    solution's key is its sort key (rsp/query/order.py): its values in the order of ``names``, the
+    written variables, :data:`UNBOUND` where unbound; ``solution`` is kept in key order."""
 
-    def __init__(self, names: tuple[str, ...] | None, distinct: bool) -> None:
-        self.names = names  # None: every variable not starting with "_"
+    def __init__(self, names: tuple[str, ...], distinct: bool) -> None:
+        self.names = names
         self.distinct = distinct
         self.count: dict[Key, int] = {}
         self.solution: dict[Key, SharedSolution] = {}
+        self.sorted = SortedRows()  # ``solution`` in key order
 
     def project(self, solution: dict) -> Key:
-        names = self.names
-        if names is None:
-            return tuple(sorted((k, v) for k, v in solution.items() if not k.startswith("_")))
-        return tuple((n, solution[n]) for n in names if n in solution)
+        return tuple([solution.get(n, UNBOUND) for n in self.names])
 
     def apply(self, delta: dict[Key, int]) -> dict[Key, int]:
         count, solution = self.count, self.solution
+        added, removed = [], []
         for key, d in delta.items():
             held = count.get(key, 0) + d
             if held:
                 count[key] = held
                 if key not in solution:
-                    solution[key] = SharedSolution(key)
+                    made = solution[key] = SharedSolution(
+                        (n, v) for n, v in zip(self.names, key, strict=True) if v != UNBOUND
+                    )
+                    added.append((key, made))
             else:
                 count.pop(key, None)
-                solution.pop(key, None)
+                if solution.pop(key, None) is not None:
+                    removed.append(key)
+        if added or removed:
+            self.sorted.apply(added, removed)
         if self.distinct:
             changed = {}
             for key, d in delta.items():
@@ -287,18 +297,21 @@ class _Answer:
         return delta
 
     def answer(self) -> list[dict[str, str]]:
-        solution = self.solution
         if self.distinct:
-            return list(solution.values())
-        return list(chain.from_iterable(repeat(solution[k], n) for k, n in self.count.items()))
+            return self.sorted.values()
+        count = self.count
+        return list(chain.from_iterable(repeat(s, count[k]) for k, s in self.sorted.items()))
 
     def change(self, delta: dict[Key, int], added: bool) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
-        for key, d in delta.items():
+        names = self.names
+        for key, d in sorted(delta.items()):
             n = d if added else -d
             if n > 0:
                 found = self.solution.get(key)
-                out.extend(repeat(found if found is not None else SharedSolution(key), n))
+                if found is None:  # DSTREAM: a solution no longer held
+                    found = SharedSolution((n_, v) for n_, v in zip(names, key, strict=True) if v != UNBOUND)
+                out.extend(repeat(found, n))
         return out
 
 
@@ -430,8 +443,7 @@ class MaintainedOps:
         self._tests: dict = {}
         self.aggregated = aggregated
         projection = select.projection
-        names = None if projection is None else tuple(p.var.name for p in projection)
-        self.answer_stage = _Answer(names, select.distinct or select.reduced)
+        self.answer_stage = _Answer(tuple(select_vars(select)), select.distinct or select.reduced)
         if aggregated:
             modifiers = select.modifiers
             self.group_by = modifiers.group_by

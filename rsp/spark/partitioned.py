@@ -179,8 +179,12 @@ class Merger:
         return (first // self.step + 1) * self.step
 
     def write(self, instant: int, bindings: list) -> None:
+        """Emit an instant: the keys' answers in the answer's order, as ``rsp run`` gives them
+        (rsp/query/order.py: each key's come sorted, so this merges sorted runs)."""
+        from rsp.query.order import in_answer_order
         from rsp.runtime import Result
 
+        bindings = in_answer_order(bindings, self.variables)
         self.answers += len(bindings)
         self.emit(Result(self.name, instant, self.variables, bindings=bindings))
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from rsp.errors import Position, StreamError
+from rsp.io.ntriples import text_lines
 
 POLL = 0.1
 """Seconds between two looks at a followed file that has no new line."""
@@ -160,7 +161,7 @@ class LiveSource:
             return []
         self.last_input = time.monotonic()
         text = data[:cut].decode("utf-8", errors="replace")
-        return text.splitlines(keepends=True)
+        return text_lines(text)  # as a file's lines (not str.splitlines: a literal may hold U+2028)
 
     def quiet_for(self) -> float:
         """Seconds since the last line came."""

@@ -8,6 +8,7 @@ before closing the input, and signal the process while it waits for more."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -45,6 +46,10 @@ r(X) :- b(X), not q(X).
 """
 
 
+SEPARATORS = ("\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+"""Characters ``str.splitlines`` cuts a line at besides the line feed and the carriage return."""
+
+
 def _line(subject: int, value: int, time_: int) -> str:
     xsd = "http://www.w3.org/2001/XMLSchema#integer"
     return f'<http://ex.org/s{subject}> <http://ex.org/p> "{value}"^^<{xsd}> . # {time_}\n'
@@ -57,11 +62,15 @@ def stream_lines(draw) -> list[str]:
     time_ = 0
     lines = []
     for _ in range(count):
-        kind = draw(st.sampled_from(["same", "later", "later", "back", "bad"]))
+        kind = draw(st.sampled_from(["same", "later", "later", "back", "bad", "text"]))
         if kind == "later":
             time_ += draw(st.integers(1, 1800))
         elif kind == "bad":
             lines.append(f"<http://ex.org/s1> <http://ex.org/p> oops . # {time_}\n")
+            continue
+        elif kind == "text":  # a literal holding a separator str.splitlines cuts at (N-Triples allows it)
+            raw = draw(st.sampled_from(SEPARATORS))
+            lines.append(f'<http://ex.org/s{draw(st.integers(0, 2))}> <http://ex.org/p> "a{raw}b" . # {time_}\n')
             continue
         shown = max(0, time_ - draw(st.integers(1, 2500))) if kind == "back" else time_
         lines.append(_line(draw(st.integers(0, 2)), draw(st.integers(0, 9)), shown))
@@ -140,6 +149,26 @@ def test_pipes_equal_files_on_a_fixed_case(tmp_path: Path) -> None:
     expected = _run_files(tmp_path, ["run", str(query)], streams)
     assert expected.count("\n") == 5  # instants 1000 … 5000
     assert _run_pipes(tmp_path, ["run", str(query)], streams, [7, 150, 333]) == expected
+
+
+def test_a_literal_with_a_line_separator_is_one_line_from_a_pipe(tmp_path: Path) -> None:
+    """U+2028, U+0085 and the other separators of str.splitlines may stand raw in an N-Triples
+    literal: from a pipe as from a file, the line is one element (each was cut in two and both halves
+    rejected), and a lone carriage return ends a line in both."""
+    lines = [f'<http://ex.org/s1> <http://ex.org/p> "a{raw}b" . # {100 * k}\n' for k, raw in enumerate(SEPARATORS)]
+    lines.append('<http://ex.org/s2> <http://ex.org/p> "cr" . # 900\r')
+    lines.append('<http://ex.org/s2> <http://ex.org/p> "crlf" . # 950\r\n')
+    query = tmp_path / "q.rq"
+    query.write_text(
+        "REGISTER QUERY Values AS\nSELECT ?x ?v FROM STREAM <http://ex.org/a> [RANGE 2s STEP 1s]\n"
+        "WHERE { ?x <http://ex.org/p> ?v }",
+        encoding="utf-8",
+    )
+    streams = [("http://ex.org/a", lines)]
+    expected = _run_files(tmp_path, ["run", str(query)], streams)
+    values = {b["v"] for line in expected.split("\n")[:-1] for b in json.loads(line)["bindings"]}
+    assert values >= {f'"a{raw}b"' for raw in SEPARATORS} | {'"cr"', '"crlf"'}, values
+    assert _run_pipes(tmp_path, ["run", str(query)], streams, [5, 61, 200]) == expected
 
 
 @pytest.mark.generated

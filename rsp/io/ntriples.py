@@ -25,6 +25,7 @@ why a bad line is bad.
 from __future__ import annotations
 
 import enum
+import io
 import itertools
 import operator
 import os
@@ -493,6 +494,18 @@ def _chunk_text(block: list[str]) -> str:
     """The lines of a chunk as one text in which every line ends with a newline."""
     text = "".join(block) if block[0][-1:] == "\n" else "\n".join(block)
     return text if text[-1:] == "\n" else text + "\n"
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of ``text`` as a file opened in text mode gives them (:func:`read_triple_file`): cut
+    at "\\n", "\\r\\n" and "\\r" only, each ending in "\\n". Not ``str.splitlines``, which also cuts at
+    U+0085, U+2028, U+2029 and other separators a literal may hold raw (N-Triples forbids only the
+    line feed and the carriage return in one).
+
+    >>> text_lines('<a> <p> "x\\u2028y" . # 1\\r\\n<b> <p> "z" .')
+    ['<a> <p> "x\\u2028y" . # 1\\n', '<b> <p> "z" .']
+    """
+    return io.StringIO(text, newline=None).readlines()
 
 
 def read_triple_file(path: str | os.PathLike, **options) -> Iterator[Batch]:

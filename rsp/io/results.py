@@ -181,10 +181,18 @@ def _triple_line(triple: Triple) -> str:
     return f"{_clean(s)} {_clean(p)} {_clean(o)} ."
 
 
-@functools.lru_cache(maxsize=1 << 16, typed=True)
 def _term_json(term: object) -> str:
-    """The JSON string of a term's N-Triples text (a term recurs in many solutions: made once);
-    ``json.dumps(text, ensure_ascii=False)`` without its dispatch."""
+    """The JSON string of a term's N-Triples text; ``json.dumps(text, ensure_ascii=False)`` without its
+    dispatch. A string term's is kept (:func:`_str_json`: a term recurs in many solutions); a Python
+    value's is made each time, as values equal in Python can have different texts (``0.0`` and
+    ``-0.0``, one hash, one cache entry).
+
+    >>> [_term_json(v) == json.dumps(as_term(v), ensure_ascii=False) for v in (0.0, -0.0, "<a>", "<a>")]
+    [True, True, True, True]
+    """
+    if type(term) is str:
+        text = _STR_JSON.get(term)
+        return text if text is not None else _str_json(term)
     return encode_basestring(_clean(term))
 
 

@@ -112,11 +112,11 @@ class Service:
     def push_ntriples(self, iri: str, text: str) -> dict:
         """N-Triples lines ending in ``# <ms>`` for stream ``iri``: all of them, or none if a line is bad
         (a :class:`StreamError` per bad line, positioned in the request body)."""
-        from rsp.io.ntriples import read_triple_batches
+        from rsp.io.ntriples import read_triple_batches, text_lines
 
         iri = self._stream(iri)
         errors: list[StreamError] = []
-        lines = text.splitlines()
+        lines = text_lines(text)
         batches = list(read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None))
         if errors:
             raise BadElements(errors)

@@ -32,7 +32,7 @@ pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
 
 from rsp.query.partition import KeyPlan  # noqa: E402
-from rsp.spark import resident  # noqa: E402
+from rsp.spark import resident, resident_driver  # noqa: E402
 from rsp.spark.hashing import partition_of  # noqa: E402
 from rsp.spark.partitioned import Job  # noqa: E402
 
@@ -67,7 +67,7 @@ class _NoRows:
         return []
 
 
-class _Driver(resident.ResidentMerger):
+class _Driver(resident_driver.ResidentMerger):
     """The real driver with its Spark jobs run in-process: a micro-batch is a list of elements (in the
     order they arrive), each partition's step is :func:`rsp.spark.resident.run_step`."""
 

@@ -42,7 +42,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from rsp.errors import RspError  # noqa: E402
 from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
-from rsp.spark import resident  # noqa: E402
+from rsp.spark import resident, resident_driver  # noqa: E402
 from rsp.spark.hashing import partition_of, spark_hash  # noqa: E402
 from rsp.spark.partitioned import REJECT_KEY, Job  # noqa: E402
 
@@ -458,7 +458,7 @@ def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> 
         assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k
 
 
-def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident.ResidentMerger, resident.Step]:
+def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident_driver.ResidentMerger, resident.Step]:
     """A driver over two partitions whose step writes ``mark_of(partition, rows it got)`` as its mark
     (none when that is None) instead of running an engine, and a micro-batch's step."""
 
@@ -474,7 +474,7 @@ def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident.ResidentMerge
         return run
 
     monkeypatch.setattr(resident, "_step_function", step_function)
-    merger = resident.ResidentMerger.__new__(resident.ResidentMerger)
+    merger = resident_driver.ResidentMerger.__new__(resident_driver.ResidentMerger)
     merger.spark, merger.job, merger.partitions = spark, None, 2
     merger.ticks, merger._ticks = resident.tick_keys(2), None
     return merger, resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)

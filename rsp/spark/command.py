@@ -127,7 +127,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -
     from rsp.cli import open_query
     from rsp.query.partition import partition_plan
     from rsp.spark.partitioned import Job
-    from rsp.spark.resident import ResidentMerger
+    from rsp.spark.resident_driver import ResidentMerger
 
     checkpoint = _checkpoint(args, "query --partition-by", out)
     engine, query, writer, pairs = open_query(args, args.program, out)

@@ -89,7 +89,7 @@ class Merger:
 
     def __call__(self, table, batch_id: int, queued: bool = False) -> None:
         """Merge a micro-batch's rows (``queued``: one taken before the run began to stop, merged on
-        :class:`rsp.spark.resident.ResidentMerger`'s own thread, which a stop does not skip)."""
+        :class:`rsp.spark.resident_driver.ResidentMerger`'s own thread, which a stop does not skip)."""
         with self.lock:
             checkpoint = self.checkpoint
             if not admitted(self.stopping and not queued, checkpoint, batch_id):

@@ -33,7 +33,8 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from rsp.errors import LateElementError, RspError
-from rsp.spark.resident import ROW_COLUMNS, Clock, ResidentMerger
+from rsp.spark.resident import ROW_COLUMNS, Clock
+from rsp.spark.resident_driver import ResidentMerger
 
 LINE_SCHEMA = pa.schema([("time", pa.int64()), ("line", pa.string())])
 """A partition's facts: the floor of the left end (the recovery log's order) and the fact's line."""

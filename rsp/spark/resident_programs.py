@@ -13,7 +13,7 @@ global clock), through the interface :func:`rsp.spark.resident.run_step` calls.
   older than it is late (counted, dropped), as :class:`rsp.spark.feed.ProgramFeeder` holds the last time
   point of a micro-batch back in one engine. Its recovery log keeps every atom (a program may remember
   any part of its stream).
-* The driver (:class:`ResidentProgramMerger`): :class:`rsp.spark.resident.ResidentMerger`'s jobs with
+* The driver (:class:`ResidentProgramMerger`): :class:`rsp.spark.resident_driver.ResidentMerger`'s jobs with
   :class:`rsp.spark.partitioned.ProgramMerger`'s output: every time point of the timeline, the union of
   the partitions' atoms and of those a local engine derives from the program's facts alone.
 """
@@ -29,7 +29,8 @@ from pyspark.sql import DataFrame
 
 from rsp.lars.partition import AtomKeys
 from rsp.spark.partitioned import ProgramMerger
-from rsp.spark.resident import ROW_COLUMNS, TICK, Clock, ResidentMerger
+from rsp.spark.resident import ROW_COLUMNS, TICK, Clock
+from rsp.spark.resident_driver import ResidentMerger
 
 ATOM_LOG_SCHEMA = pa.schema([("time", pa.int64()), ("pred", pa.string()), ("args", pa.string())])
 """A program partition's elements: an atom (``pred``, ``args`` as JSON) or, ``args`` null, a time point

@@ -5,7 +5,9 @@ Each round is one pytest run of the tests marked ``generated`` under the Hypothe
 (fresh seeds) with ``RSP_EXAMPLES`` cases per test: 600 in the first round, so that every generated test
 runs even on a slow machine, then as many as fit the time left (measured on the round before). A failing test leaves its shrunk case in a pending
 folder (tests/fuzzing.py); after the round it is moved to the golden folder the test named, as
-``fuzz-<hash>``, where ``make test`` picks it up. The exit code is 1 when a disagreement was found.
+``fuzz-<hash>``, where ``make test`` picks it up. A failure that leaves no golden case (a test without
+``saved_on_failure``) is printed with the case Hypothesis found, and the round's whole pytest report is
+kept in a temporary file whose path is printed. The exit code is 1 when anything failed.
 """
 
 from __future__ import annotations
@@ -52,6 +54,26 @@ def _collect(pending_root: Path) -> list[Path]:
             print(f"  disagreement saved: {shown}\n    {error.splitlines()[-1]}")
         shutil.rmtree(pending)
     return saved
+
+
+def failing_cases(lines: list[str], limit: int = 30) -> list[str]:
+    """The generated cases of a pytest report's failures, as Hypothesis prints them: from "Falsifying
+    example" or "Failing test case" on, while the lines are the failure's (``E`` lines), up to its
+    ``@reproduce_failure`` line if any, at most ``limit`` lines each. What a failure that left no golden
+    case needs to be replayed."""
+    out: list[str] = []
+    taking = 0
+    for line in lines:
+        if "Falsifying example" in line or "Failing test case" in line:
+            taking = limit
+        elif taking and not line.startswith("E "):
+            taking = 0
+        if taking:
+            out.append(line)
+            taking -= 1
+            if "reproduce_failure" in line:
+                taking = 0
+    return out
 
 
 def next_examples(examples: int, took: float, left: float) -> int | None:
@@ -108,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
                 failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))] or lines[-20:]
                 failed += failures
                 print("\n".join(f"  {line}" for line in failures), flush=True)
+                print("\n".join(f"    {line}" for line in failing_cases(lines)), flush=True)
+                report = Path(tempfile.gettempdir()) / f"rsp-fuzz-round-{rounds}-{os.getpid()}.txt"
+                report.write_text(done.stdout, encoding="utf-8")
+                print(f"  the round's whole report: {report}", flush=True)
             if done is not None and args.examples is None:
                 # the next round: as many cases as fit the time left (a round's time grows with them)
                 examples = next_examples(examples, time.monotonic() - started, deadline - time.monotonic())

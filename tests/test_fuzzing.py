@@ -59,3 +59,22 @@ def test_fuzz_rounds_fit_the_time_left() -> None:
     assert driver.next_examples(600, 600.0, 1200.0) == 1020
     assert driver.next_examples(600, 600.0, 120.0) is None
     assert driver.next_examples(600, 1.0, 100_000.0) == driver.MAX_EXAMPLES
+
+
+def test_a_failure_without_a_golden_case_shows_its_generated_case() -> None:
+    """make fuzz prints the case Hypothesis found for a failing test that saves no golden case (the
+    jsonl writer's -0.0 was reported as a bare FAILED line), up to its @reproduce_failure line."""
+    report = [
+        "E       assert ['a'] == ['b']",
+        "E       Failing test case: test_x(",
+        "E           rows=[{'x': -0.0}],",
+        "E       )",
+        "E       You can reproduce this test case by temporarily adding @reproduce_failure('6', b'AA') as a",
+        "E       decorator on your test function",
+        "FAILED tests/test_x.py::test_x",
+    ]
+    assert _fuzz_driver().failing_cases(report) == report[1:5]
+    assert _fuzz_driver().failing_cases(report[:1]) == []
+    # without a @reproduce_failure line: the case's E lines, not what follows them
+    plain = [*report[1:4], "", "/tmp/test_x.py:7: AssertionError", "FAILED tests/test_x.py::test_x"]
+    assert _fuzz_driver().failing_cases(plain) == report[1:4]

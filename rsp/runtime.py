@@ -554,8 +554,9 @@ class QueryHandle:
                 result.triples = answer
         elif isinstance(form, ast.Select):  # in the answer's order (rsp/query/order.py)
             bindings = algebra.select(form)
-            if not form.modifiers.order_by:
-                bindings = in_answer_order(bindings, self.variables)
+            modifiers = form.modifiers
+            if not (modifiers.order_by or modifiers.limit is not None or modifiers.offset):
+                bindings = in_answer_order(bindings, self.variables)  # else algebra.modify sorted them
             result.bindings = self._policy(bindings)
         elif isinstance(form, ast.Construct):
             solutions = algebra.modify(algebra.group(form.where), None, form.modifiers, False)

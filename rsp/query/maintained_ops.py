@@ -269,6 +269,10 @@ class _Answer:
     def project(self, solution: dict) -> Key:
         return tuple([solution.get(n, UNBOUND) for n in self.names])
 
+    def _made(self, key: Key) -> SharedSolution:
+        """The solution a key stands for (its bound variables)."""
+        return SharedSolution((n, v) for n, v in zip(self.names, key, strict=True) if v != UNBOUND)
+
     def apply(self, delta: dict[Key, int]) -> dict[Key, int]:
         count, solution = self.count, self.solution
         added, removed = [], []
@@ -277,9 +281,7 @@ class _Answer:
             if held:
                 count[key] = held
                 if key not in solution:
-                    made = solution[key] = SharedSolution(
-                        (n, v) for n, v in zip(self.names, key, strict=True) if v != UNBOUND
-                    )
+                    made = solution[key] = self._made(key)
                     added.append((key, made))
             else:
                 count.pop(key, None)
@@ -304,14 +306,12 @@ class _Answer:
 
     def change(self, delta: dict[Key, int], added: bool) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
-        names = self.names
-        for key, d in sorted(delta.items()):
-            n = d if added else -d
-            if n > 0:
-                found = self.solution.get(key)
-                if found is None:  # DSTREAM: a solution no longer held
-                    found = SharedSolution((n_, v) for n_, v in zip(names, key, strict=True) if v != UNBOUND)
-                out.extend(repeat(found, n))
+        sign = 1 if added else -1
+        for key, n in sorted((k, d * sign) for k, d in delta.items() if d * sign > 0):  # in answer order
+            found = self.solution.get(key)
+            if found is None:  # DSTREAM: a solution no longer held
+                found = self._made(key)
+            out.extend(repeat(found, n))
         return out
 
 

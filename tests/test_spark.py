@@ -460,3 +460,23 @@ def test_a_query_attached_through_the_api_leaves_no_temporary_checkpoint(tmp_pat
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) > 0  # the query answered
     assert not [p.name for p in scratch.iterdir() if p.name.startswith("rsp-spark-checkpoint-")]
+
+
+def test_a_file_is_cut_into_even_tasks_and_small_files_share_one(tmp_path: Path, spark) -> None:
+    """The session counts a file's opening as 8 KB, not Spark's 4 MB: a 1 MB file is read by as many
+    tasks as the session has cores, cut evenly (with 4 MB it was one task, and a 10 MB file was cut
+    7 + 3 MB on 2 cores); forty small files are read by a few tasks, not one per eight files."""
+    cores = spark.sparkContext.defaultParallelism
+    line = '<http://ex.org/s> <http://ex.org/p> "o" . # 1\n'
+    big = tmp_path / "big.nt"
+    big.write_text(line * (1_000_000 // len(line)))
+    sizes = spark.read.text(str(big)).rdd.glom().map(len).collect()
+    assert len(sizes) == cores
+    assert max(sizes) - min(sizes) <= 0.05 * max(sizes)
+    small = tmp_path / "small"
+    small.mkdir()
+    for index in range(40):
+        (small / f"{index:02d}.nt").write_text(line * 10)
+    frame = spark.read.text(str(small))
+    assert frame.count() == 400
+    assert frame.rdd.getNumPartitions() <= cores

@@ -89,7 +89,7 @@ class _Driver(resident_driver.ResidentMerger):
     def _tick_frame(self):
         return _NoRows()
 
-    def _run(self, frame: list[Element], step: resident.Step) -> pa.Table:
+    def _run(self, frame: list[Element], step: resident.Step, ticks: bool = False) -> pa.Table:
         outputs = []
         for partition in range(PARTITIONS):
             rows = [e for e in frame if partition_of(e[1], PARTITIONS) == partition]

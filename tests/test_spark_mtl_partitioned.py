@@ -126,7 +126,7 @@ class _Driver(resident_mtl.MtlMerger):
     def _tick_frame(self):
         return _NoRows()
 
-    def _run(self, frame, step: resident.Step) -> pa.Table:
+    def _run(self, frame, step: resident.Step, ticks: bool = False) -> pa.Table:
         worker = self.workers[self.calls % len(self.workers)]
         self.calls += 1
         self.monkeypatch.setattr(resident, "_REGISTRY", self.registries.setdefault(worker, {}))

@@ -91,12 +91,15 @@ def _drive(
     monkeypatch,
     hosts: bool = False,
     kill_at: int | None = None,
+    warmed: list | None = None,
 ) -> tuple[list[list[dict]], int]:
     """Micro-batches of one partition run by the task function in-process, micro-batch ``i`` by the
     Python worker ``workers[i]`` (each worker its own registry), with the clock a single engine has
     (the Clock docstring: the first instant after the first element, instants closed up to the largest
     time of the earlier micro-batches). The rows of each micro-batch, and the rebuilds counted. With
-    ``hosts`` the partition's engine host holds the engine (killed before micro-batch ``kill_at``)."""
+    ``hosts`` the partition's engine host holds the engine (killed before micro-batch ``kill_at``).
+    With ``warmed`` (a list), the run's warm-up task runs first, in the first worker, and the list
+    gets the engine it left in that worker's registry (None: none there)."""
     job = Job(QUERY, "slow.rq", (f"<{EX}pos>",), PLAN, STEP)
     monkeypatch.setenv("RSP_SPARK_HOSTS", "1" if hosts else "0")  # else in the (simulated) Python workers
     run = uuid.uuid4().hex
@@ -104,6 +107,10 @@ def _drive(
     monkeypatch.setattr("pyspark.TaskContext.get", lambda: _Task(0))
     out, rebuilt = [], 0
     start = closed = until = previous = None
+    if warmed is not None:
+        monkeypatch.setattr(resident, "_REGISTRY", registries.setdefault(workers[0], {}))
+        list(resident._warm_function(run, ("localhost", os.getpid()), job)(iter([])))
+        warmed.append(resident._REGISTRY.get((run, 0)))
     with tempfile.TemporaryDirectory() as logs:
         for index, batch in enumerate([*batches, None]):
             worker = workers[index % len(workers)]
@@ -135,6 +142,38 @@ def _drive(
             if start is not None and until is not None and start <= until:
                 closed = until // STEP * STEP
     return out, rebuilt
+
+
+def test_the_warm_up_builds_the_engine_the_first_step_takes(monkeypatch) -> None:
+    """The warm-up task before the first micro-batch builds the partition's engine, in the worker or
+    in the partition's engine host; the first step takes that engine (in the worker: the very object,
+    which then stays through every micro-batch), and the rows are those of a run without the warm-up."""
+    from rsp.spark import hosts
+
+    batches = [
+        [(t, f"<{EX}bus{t % 3}>", f"<{EX}speed>", f'"{t % 25}"^^{INT}') for t in range(b * 1000, b * 1000 + 900, 150)]
+        for b in range(3)
+    ]  # fmt: skip
+    expected, _ = _drive(batches, [0], monkeypatch)
+    assert sum(row["kind"] == "result" for rows in expected for row in rows) >= 3
+    warmed: list = []
+    assert _drive(batches, [0], monkeypatch, warmed=warmed) == (expected, 0)
+    [engine] = warmed
+    assert isinstance(engine, resident.PartitionEngine)
+    assert engine.batch == len(batches) - 1  # the engine of every micro-batch, not one built later
+    warmed = []
+    monkeypatch.setattr(hosts, "_connect", _counting(hosts._connect, connected := []))
+    assert _drive(batches, [0, 1], monkeypatch, hosts=True, warmed=warmed) == (expected, 0)
+    assert warmed == [None]  # the host built it, not the worker
+    assert len(connected) == len(batches) + 2  # the warm-up, the micro-batches and the final step
+
+
+def _counting(function, calls: list):
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return counted
 
 
 def _kill_host(run: str) -> None:

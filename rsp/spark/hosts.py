@@ -168,13 +168,19 @@ def step(job, step, partition: int, table: pa.Table) -> pa.RecordBatch:
     return run_step(job, step, partition, table)
 
 
-def warm(run: str, partition: int, driver: tuple[str, int]) -> None:
+def warm(run: str, partition: int, driver: tuple[str, int], job) -> bool:
     """Start the partition's host (or reach it) before the run's first micro-batch, telling it the
-    driver (it exits when the driver is gone, as after a step)."""
+    driver (it exits when the driver is gone, as after a step) and having it build the partition's
+    engine (:func:`rsp.spark.resident.prepare`). Returns whether a host took it."""
     sock = _connect(run, partition)
-    if sock is not None:
+    if sock is None:
+        return False
+    try:
         with sock:
-            _send(sock, pickle.dumps(("warm", driver)))
+            _send(sock, pickle.dumps(("warm", driver, job)))
+            return _receive(sock) == b"ok"  # the engine is built (else the task builds it)
+    except (OSError, EOFError):
+        return False
 
 
 def _gone(driver: tuple[str, int] | None) -> bool:
@@ -194,7 +200,7 @@ def serve(home: Path, partition: int, run: str) -> None:
     """The host's loop: one request at a time until the run's last step or ``RSP_SPARK_HOST_IDLE``
     seconds without one."""
     import rsp.runtime  # noqa: F401 - the engine, imported before the first step comes
-    from rsp.spark.resident import run_step
+    from rsp.spark.resident import prepare, run_step
 
     pa.array([0])  # pyarrow imports pandas at its first conversion of Python objects (≈ 0.2 s): now
 
@@ -221,6 +227,12 @@ def serve(home: Path, partition: int, run: str) -> None:
                     request = pickle.loads(_receive(sock))  # noqa: S301 - from our own tasks
                     if request[0] == "warm":  # started before the first micro-batch (see warm)
                         driver = request[1]
+                        try:
+                            prepare(request[2], run, partition)
+                        except Exception:  # noqa: BLE001 - the task builds it and fails with the error
+                            _send(sock, b"error")
+                        else:
+                            _send(sock, b"ok")
                         continue
                     job, step, part = request
                     driver = step.driver

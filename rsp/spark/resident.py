@@ -459,9 +459,19 @@ def tick_keys(partitions: int) -> list[str]:
     return [found[p] for p in range(partitions)]
 
 
-def _warm_function(run: str, driver: tuple[str, int]):
+def prepare(job, run: str, partition: int) -> None:
+    """Before the run's first micro-batch: the partition's engine built (the query compiled, ≈ 0.1 s
+    the first step does not spend), as the first step would build it, with no micro-batch taken."""
+    if (run, partition) not in _REGISTRY:
+        engine = job.partition_engine()
+        engine.batch = None
+        _REGISTRY[(run, partition)] = engine
+
+
+def _warm_function(run: str, driver: tuple[str, int], job):
     def warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Import the engine in the Python worker and start (or reach) the partition's engine host."""
+        """Import the engine in the Python worker, start (or reach) the partition's engine host and
+        build the partition's engine there (or here, without hosts)."""
         from pyspark import TaskContext
 
         import rsp.runtime  # noqa: F401 - imported now, not in the first micro-batch
@@ -469,8 +479,9 @@ def _warm_function(run: str, driver: tuple[str, int]):
 
         for _ in batches:
             pass
-        if hosts.enabled():
-            hosts.warm(run, TaskContext.get().partitionId(), driver)
+        partition = TaskContext.get().partitionId()
+        if not hosts.enabled() or not hosts.warm(run, partition, driver, job):
+            prepare(job, run, partition)
         yield pa.RecordBatch.from_pylist([], OUT_SCHEMA)
 
     return warm

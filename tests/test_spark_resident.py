@@ -168,6 +168,24 @@ def test_the_warm_up_builds_the_engine_the_first_step_takes(monkeypatch) -> None
     assert len(connected) == len(batches) + 2  # the warm-up, the micro-batches and the final step
 
 
+def test_an_engine_the_warm_up_cannot_build_fails_the_first_step(monkeypatch) -> None:
+    """The warm-up leaves an engine that does not build (a FROM graph an executor cannot read, say) to
+    the first step, which fails with the error as before (a streaming query's failure, reported as
+    such), not the warm-up's job before the query starts."""
+    job = Job(QUERY.replace("FROM STREAM", "FROM <missing-graph.ttl>\nFROM STREAM"), "slow.rq",
+              (f"<{EX}pos>",), PLAN, STEP)  # fmt: skip
+    monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
+    monkeypatch.setattr(resident, "_REGISTRY", {})
+    monkeypatch.setattr("pyspark.TaskContext.get", lambda: _Task(0))
+    run = uuid.uuid4().hex
+    [rows] = list(resident._warm_function(run, ("localhost", os.getpid()), job)(iter([])))
+    assert rows.num_rows == 0 and resident._REGISTRY == {}
+    with tempfile.TemporaryDirectory() as logs:
+        step = resident.Step(run, logs, 0, None, resident.Clock(None, None, None))
+        with pytest.raises(RspError, match="missing-graph"):
+            list(resident._step_function(job, step)(iter([_table([(0, f"<{EX}bus1>", f"<{EX}speed>", '"1"')])])))
+
+
 def _counting(function, calls: list):
     def counted(*args, **kwargs):
         calls.append(args)

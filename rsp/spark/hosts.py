@@ -229,7 +229,7 @@ def serve(home: Path, partition: int, run: str) -> None:
                         driver = request[1]
                         try:
                             prepare(request[2], run, partition)
-                        except Exception:  # noqa: BLE001 - the task builds it and fails with the error
+                        except Exception:  # noqa: BLE001 - the first step builds it and fails with the error
                             _send(sock, b"error")
                         else:
                             _send(sock, b"ok")

@@ -21,6 +21,17 @@ class Position:
         return self.file
 
 
+def end_position(text: str) -> tuple[int, int]:
+    """(line, column) just after the last character of ``text``, lines counted at "\\n" as the parsers
+    (lark) count them: not at U+2028, U+0085 or the other separators ``str.splitlines`` also cuts at,
+    which a quoted string may hold.
+
+    >>> end_position("a(1).\\nb("), end_position('a("x\\u2028y").\\nb('), end_position("")
+    ((2, 3), (2, 3), (1, 1))
+    """
+    return text.count("\n") + 1, len(text) - text.rfind("\n")
+
+
 class RspError(Exception):
     """Base class of every error rsp reports to a user; ``str(err)`` is ``file:line:column: message``."""
 

@@ -30,6 +30,12 @@ def test_syntax_error_has_line_and_column() -> None:
     assert str(err.value).startswith("p.txt:2:20: unexpected")
 
 
+def test_the_end_of_input_is_on_the_last_line_feed_counted_line() -> None:
+    """Lines end at line feeds only: a U+2028 in a quoted constant does not start a line."""
+    with pytest.raises(ProgramError, match=r"^p\.txt:2:7: unexpected end of input"):
+        parse_program('A(X):-B(X,"x\u2028y")\nC(X):-\n', "p.txt")
+
+
 def test_bad_interval_is_refused_with_position() -> None:
     with pytest.raises(ProgramError, match=r"p.txt:1:15: bad interval \[2,1\]"):
         parse("A(X):-Boxminus[2,1]B(X)", "p.txt")

@@ -81,6 +81,8 @@ def test_arithmetic_precedence_and_parentheses() -> None:
     "text, position, fragment",
     [
         ("q(A) :- p(A)", "x.lars:1:13", "is a '.' missing?"),
+        # lines end at line feeds only: not at a U+2028 or U+0085 in a quoted string
+        ('q("a\u2028b\u0085c").\nq(A) :- p(A)', "x.lars:2:13", "is a '.' missing?"),
         ("q(A) :-\n  [3] p(A) ,.", "x.lars:2:13", "unexpected ."),
         ("q :- ex:p.", "x.lars:1:6", "undeclared prefix 'ex:'"),
         ("q :- <> p.", "x.lars:1:6", "'<>' needs a window"),

@@ -778,6 +778,12 @@ def test_unexpected_end_of_query() -> None:
     assert message.endswith("(is a '}' missing?)")
 
 
+def test_unexpected_end_of_query_after_a_line_separator_in_a_string() -> None:
+    """Lines end at line feeds only: a U+2028 in a literal does not start a line."""
+    text = f'REGISTER QUERY Q AS SELECT * {STREAM}\nWHERE {{ ?s ?p "a\u2028b" .\n  ?s ?p ?o\n'
+    assert error_of(text).startswith("<query>:3:11: unexpected end of query; expected ")
+
+
 def test_undeclared_prefix() -> None:
     text = (
         f"REGISTER QUERY Q AS\nPREFIX ex: <http://ex.org/>\nSELECT * {STREAM}\nWHERE {{ ?s ex:p foaf:name }}"

@@ -7,7 +7,7 @@ from functools import lru_cache
 from lark import Lark, Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, end_position
 from rsp.lars.model import (
     Atom,
     BinOp,
@@ -227,13 +227,11 @@ def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
         char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         message = f"unexpected character {char!r}{_describe_expected(set(err.allowed or ()))}"
     elif isinstance(err, UnexpectedEOF):
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        line, column = end_position(text.removesuffix("\n").removesuffix("\r"))
         message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
     elif isinstance(err, UnexpectedToken):
         if err.token.type == "$END":
-            lines = text.rstrip("\n").splitlines() or [""]
-            line, column = len(lines), len(lines[-1]) + 1
+            line, column = end_position(text.rstrip("\n"))
             message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
         else:
             message = f"unexpected {err.token!s:.40}{_describe_expected(set(err.expected))}"

@@ -10,7 +10,7 @@ from functools import lru_cache
 from lark import Lark, Transformer, UnexpectedInput, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, end_position
 from rsp.mtl.intervals import make, number
 from rsp.mtl.model import Atom, Binary, Origin, Program, Rule, Unary, Var
 
@@ -143,8 +143,7 @@ def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
     elif isinstance(err, (UnexpectedEOF, UnexpectedToken)) and (
         isinstance(err, UnexpectedEOF) or err.token.type == "$END"
     ):
-        lines = text.rstrip("\n").splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        line, column = end_position(text.rstrip("\n"))
         message = f"unexpected end of input{_describe_expected(set(err.expected))}"
     elif isinstance(err, UnexpectedToken):
         message = f"unexpected {str(err.token)!r:.40}{_describe_expected(set(err.expected))}"

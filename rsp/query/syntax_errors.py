@@ -9,7 +9,7 @@ from copy import copy
 from lark import Token, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
-from rsp.errors import Position, QuerySyntaxError
+from rsp.errors import Position, QuerySyntaxError, end_position
 
 _PUNCTUATION = {
     "LBRACE": "'{'", "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'",
@@ -101,8 +101,7 @@ def _syntax_error(err: UnexpectedInput, text: str, file: str) -> QuerySyntaxErro
         elif err.token.type == "IRIREF" and "REL_OP" in _expected(err):
             message += " (this was read as an IRI: put spaces around '<' and '>' in comparisons)"
     else:
-        lines = text.rstrip().splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        line, column = end_position(text.rstrip())
         hint = " (is a '}' missing?)" if "RBRACE" in _expected(err) else ""
         message = f"unexpected end of query{expected}{hint}"
     return QuerySyntaxError(message, Position(file, line, column))

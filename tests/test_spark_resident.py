@@ -186,6 +186,37 @@ def test_an_engine_the_warm_up_cannot_build_fails_the_first_step(monkeypatch) ->
             list(resident._step_function(job, step)(iter([_table([(0, f"<{EX}bus1>", f"<{EX}speed>", '"1"')])])))
 
 
+def test_hosts_started_by_the_driver_are_the_ones_the_tasks_reach(monkeypatch) -> None:
+    """``hosts.prestart`` (the driver, while its JVM starts) starts a host per partition; a task of the
+    run reaches it and starts none; the run's name is taken once; a host started for a partition the
+    run does not use exits on its own (idle). With RSP_SPARK_HOSTS=0 nothing starts."""
+    import socket
+
+    from rsp.spark import hosts
+
+    monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
+    hosts.prestart(2, (socket.gethostname(), os.getpid()))
+    assert hosts.prestarted() is None
+    monkeypatch.setenv("RSP_SPARK_HOSTS", "1")
+    monkeypatch.setenv("RSP_SPARK_HOST_IDLE", "1")
+    monkeypatch.setattr(hosts, "_STARTED", [])
+    hosts.prestart(2, (socket.gethostname(), os.getpid()))
+    run = hosts.prestarted()
+    assert run is not None and hosts.prestarted() is None
+    started = list(hosts._STARTED)
+    assert len(started) == 2
+    for partition in (0, 1):
+        sock = hosts._connect(run, partition)
+        assert sock is not None
+        sock.close()
+        assert int((hosts._home(run) / f"part-{partition}.lock").read_text()) == started[partition].pid
+    assert hosts._STARTED == started  # no task started one
+    deadline = time.monotonic() + 20
+    while any(host.poll() is None for host in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(host.poll() is not None for host in started)
+
+
 def _counting(function, calls: list):
     def counted(*args, **kwargs):
         calls.append(args)

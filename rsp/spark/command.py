@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -32,7 +34,7 @@ from rsp.errors import LateElementError, RspError, StreamError
 from rsp.spark.checkpoint import Checkpoint
 from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped, print_error
 from rsp.spark.pipeline import cleanup, start, union
-from rsp.spark.session import session
+from rsp.spark.session import SHUFFLE_PARTITIONS, session
 from rsp.spark.sink import ResultSink
 from rsp.spark.source import Source, read_stream
 
@@ -84,11 +86,29 @@ class StopSignals:
         self._previous.clear()
 
 
-def _session(args: argparse.Namespace, stop: StopSignals):
-    """The Spark session (a new one takes SIGINT over: the run takes it back)."""
+def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False):
+    """The Spark session (a new one takes SIGINT over: the run takes it back). ``engines``: for a run
+    with ``--partition-by``, whose engine hosts start while the JVM does when the tasks will run on
+    this machine (:func:`rsp.spark.hosts.prestart`)."""
+    if engines:
+        _prestart_hosts(args)
     spark = session(args.master)
     stop.take_back()
     return spark
+
+
+def _prestart_hosts(args: argparse.Namespace) -> None:
+    """Start the partitions' engine hosts now if the new session will be local: no session yet, not
+    under spark-submit (which launched the JVM), a ``local`` master or none given."""
+    from pyspark.sql import SparkSession
+
+    if "PYSPARK_GATEWAY_PORT" in os.environ or SparkSession.getActiveSession() is not None:
+        return
+    if args.master is not None and not args.master.startswith("local"):
+        return
+    from rsp.spark import hosts
+
+    hosts.prestart(SHUFFLE_PARTITIONS, (socket.gethostname(), os.getpid()))
 
 
 def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint | None:
@@ -135,7 +155,7 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -
     plan = partition_plan(query.query, args.partition_by, query.background_rules)
     plan.check_static(query.static_closure, "--ontology and FROM graphs")
     sources = [Source.parse(path) for _iri, path in pairs]
-    spark = _session(args, stop)
+    spark = _session(args, stop, engines=True)
     text = Path(args.program).read_text(encoding="utf-8")
     streams = tuple(i for i, _ in pairs)
     job = Job(text, args.program, streams, plan, query.step, args.entailment, tuple(engine.static))
@@ -214,7 +234,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     if not args.quiet:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
-    spark = _session(args, stop)
+    spark = _session(args, stop, engines=True)
     sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
     name = Path(args.program).stem
     job = ProgramJob(Path(args.program).read_text(encoding="utf-8"), args.program, keys)

@@ -9,7 +9,9 @@ partition tasks after the first micro-batch in ``benchmarks/spark.py`` runs on l
 task's worker is only a go-between: it sends the partition's rows
 (Arrow IPC) over a Unix socket to the partition's host, which runs :func:`rsp.spark.resident.run_step`
 on the engine it holds and sends the rows for the driver back. The first task of a partition on a
-machine starts its host (``python -m rsp.spark.hosts``, in a session of its own: it outlives the worker);
+machine starts its host (``python -m rsp.spark.hosts``, in a session of its own: it outlives the worker),
+unless the driver started it already (:func:`prestart`: a local master, the hosts come up while the
+JVM starts);
 a host serves one request at a time and exits after the run's last step, when the run's driver
 process has ended (on the same machine), or when idle for ``RSP_SPARK_HOST_IDLE`` seconds (120 by
 default). When a host cannot be reached (it died, a failure),
@@ -31,12 +33,15 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 
 _STARTED: list[subprocess.Popen] = []
-"""The hosts this worker started."""
+"""The hosts this worker (or driver, :func:`prestart`) started."""
+_PRESTARTED: list[str] = []
+"""The run whose hosts this driver started (:func:`prestart`), until its merger takes it."""
 START_WAIT = 60.0
 """Seconds a task waits for a host it started (or another task started) to listen."""
 
@@ -83,17 +88,20 @@ def _table(payload: bytes) -> pa.Table:
     return pa.ipc.open_stream(payload).read_all()
 
 
-def _start(home: Path, partition: int, run: str) -> None:
-    """Start the partition's host unless another task is starting it (a lock file decides)."""
+def _start(home: Path, partition: int, run: str, driver: tuple[str, int] | None = None) -> None:
+    """Start the partition's host unless another task is starting it (a lock file decides); with the
+    run's ``driver``, the host exits when that process has ended even before its first request."""
     lock = home / f"part-{partition}.lock"
     try:
         descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError:  # another task starts it (or the folder went with a finished run)
         return
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    command = [sys.executable, "-m", "rsp.spark.hosts", str(home), str(partition), run]
+    command += [str(part) for part in driver or ()]
     with open(home / f"part-{partition}.log", "ab") as log:
         host = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-m", "rsp.spark.hosts", str(home), str(partition), run],
+            command,
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, start_new_session=True,
         )  # fmt: skip
     _STARTED.append(host)
@@ -196,7 +204,27 @@ def _gone(driver: tuple[str, int] | None) -> bool:
     return False
 
 
-def serve(home: Path, partition: int, run: str) -> None:
+def prestart(partitions: int, driver: tuple[str, int]) -> None:
+    """In the driver, before its Spark session starts, when the tasks will run on this machine (a local
+    master): start the engine hosts of a new run's partitions ``0 … partitions - 1`` now, while the JVM
+    starts, instead of in the warm-up's tasks (a host takes ≈ 1 s to come up). The run's merger takes
+    the run's name (:func:`prestarted`); a host of a partition the session does not have exits when
+    the driver has ended."""
+    if not enabled():
+        return
+    run = uuid.uuid4().hex
+    home = _home(run)
+    for partition in range(partitions):
+        _start(home, partition, run, driver)
+    _PRESTARTED.append(run)
+
+
+def prestarted() -> str | None:
+    """The run :func:`prestart` started hosts for (taken once), else None."""
+    return _PRESTARTED.pop() if _PRESTARTED else None
+
+
+def serve(home: Path, partition: int, run: str, driver: tuple[str, int] | None = None) -> None:
     """The host's loop: one request at a time until the run's last step or ``RSP_SPARK_HOST_IDLE``
     seconds without one."""
     import rsp.runtime  # noqa: F401 - the engine, imported before the first step comes
@@ -211,7 +239,7 @@ def serve(home: Path, partition: int, run: str) -> None:
     server.listen(8)
     idle = float(os.environ.get("RSP_SPARK_HOST_IDLE", "120"))
     server.settimeout(min(idle, 2.0))
-    driver, since = None, time.monotonic()
+    since = time.monotonic()
     try:
         while True:
             try:
@@ -264,4 +292,5 @@ def serve(home: Path, partition: int, run: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    started_by = (sys.argv[4], int(sys.argv[5])) if len(sys.argv) > 5 else None
+    serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], started_by)

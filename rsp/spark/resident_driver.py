@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rsp.errors import RspError
-from rsp.spark import resident
+from rsp.spark import hosts, resident
 from rsp.spark.feed import admitted
 from rsp.spark.partitioned import OUTPUT_SCHEMA, Job, Merger
 
@@ -54,7 +54,7 @@ class ResidentMerger(Merger):
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
         self.ticks = resident.tick_keys(self.partitions)
         self._ticks: DataFrame | None = None
-        self.run = uuid.uuid4().hex
+        self.run = hosts.prestarted() or uuid.uuid4().hex
         self.driver = (socket.gethostname(), os.getpid())
         self.own_logs = logs is None
         self.logs = logs or tempfile.mkdtemp(prefix="rsp-spark-partitions-")

@@ -342,7 +342,7 @@ def run_partitioned(args, out, stop, drive, summary, source) -> int:
     outputs, horizon, _points = options(args)
     text = Path(args.program).read_text(encoding="utf-8")
     job = MtlJob(text, args.program, keys, None if outputs is None else tuple(outputs), horizon, args.late)
-    spark = _session(args, stop)
+    spark = _session(args, stop, engines=True)
 
     def emit(lines: list[str]) -> None:
         out.write("".join(line + "\n" for line in lines))

@@ -63,6 +63,10 @@ def _log4j_file() -> str:
     return str(path)
 
 
+SHUFFLE_PARTITIONS = 2
+"""A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
+
+
 def session(master: str | None = None, app_name: str = "rsp"):
     """The active SparkSession, or a new one configured as the module docstring says.
 
@@ -82,7 +86,7 @@ def session(master: str | None = None, app_name: str = "rsp"):
     options = {
         "spark.app.name": app_name,
         "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "2",
+        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",

@@ -81,6 +81,8 @@ QUERIES = {
         "?v ex:val ?x", "SELECT ?v (SUM(?x + 1) AS ?s) (AVG(?x - 1) AS ?a) (MIN(?x + 0) AS ?lo)"
     )
     + " GROUP BY ?v",
+    "two-keys": q(GROUPED, "SELECT ?v ?k (COUNT(*) AS ?n) (SUM(?x) AS ?s)") + " GROUP BY ?k ?v",
+    "unbound-key": q("?v ex:kind ?k OPTIONAL { ?v ex:val ?x }", "SELECT ?x (COUNT(*) AS ?n)") + " GROUP BY ?x",
     "having": q(GROUPED, "SELECT ?k (COUNT(*) AS ?n) (SUM(?x) + 1 AS ?s1)")
     + " GROUP BY ?k HAVING (COUNT(*) > 1 && SUM(?x) < 10)",
     "no-group": q("?v ex:near ?w", "SELECT (COUNT(*) AS ?n) (COUNT(DISTINCT ?w) AS ?m) (AVG(?z) AS ?a)"),

@@ -447,6 +447,9 @@ class MaintainedOps:
         if aggregated:
             modifiers = select.modifiers
             self.group_by = modifiers.group_by
+            # GROUP BY ?a ?b: a group's key is those variables' values, read straight from the solution
+            plain = all(isinstance(g.expr, ast.Var) for g in self.group_by)
+            self._group_vars = tuple(g.expr.name for g in self.group_by) if plain else None
             self.having = modifiers.having
             self.projection = projection
             self.specs: dict[int, tuple] = {}
@@ -612,8 +615,12 @@ class MaintainedOps:
                 group.members = 0
                 group.aggregates = {i: _Aggregate(spec) for i, spec in specs.items()}
                 touched[gk] = group
+        group_vars = self._group_vars
         for s, key, d in changes:
-            gk = tuple(self._value(g.expr, s) for g in self.group_by)
+            if group_vars is not None:  # variables alone (or no GROUP BY): as _value gives them
+                gk = tuple(map(s.get, group_vars))
+            else:
+                gk = tuple(self._value(g.expr, s) for g in self.group_by)
             group = groups.get(gk)
             if group is None:
                 keys = {g.var.name: v for g, v in zip(self.group_by, gk, strict=True) if v is not None}

@@ -102,3 +102,23 @@ def test_serve_load_test_runs_and_accounts_for_every_element() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every element accounted for: 2 instants to both subscribers equal rsp run's, counts add up to 4000" in done.stdout
+
+
+@pytest.mark.parametrize("policy", ["RSTREAM", "ISTREAM", "DSTREAM"])
+def test_the_hand_written_isin_maintainer_writes_rsps_lines(policy: str, tmp_path: Path) -> None:
+    """`benchmarks/instants.py`'s baseline (`benchmarks/isin_baseline.py`) writes the very lines rsp's
+    `jsonl` writer writes, answers in rsp's order; its unordered variant the same answers as bags."""
+    import instants
+
+    payload = {"size": 1000, "policy": policy, "seed": 3, "dir": str(tmp_path)}
+    outputs = {}
+    for label, baseline, ordered in (("rsp", False, True), ("baseline", True, True), ("unordered", True, False)):
+        out = tmp_path / f"{label}.jsonl"
+        run = instants.baseline_worker if baseline else instants.worker
+        report = run({**payload, "out": str(out), "ordered": ordered})
+        assert report["instants"] > 10
+        outputs[label] = out
+    lines = outputs["rsp"].read_text(encoding="utf-8")
+    assert lines.count("\n") > 10 and '"bindings": [{' in lines  # answers, not empty instants only
+    assert outputs["baseline"].read_text(encoding="utf-8") == lines
+    assert instants._bags(outputs["unordered"]) == instants._bags(outputs["rsp"])

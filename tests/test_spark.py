@@ -397,6 +397,20 @@ def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path
     assert "4 micro-batch(es)" in spark_err
 
 
+def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
+    """A new session's JVM runs with the C2 thresholds of rsp.spark.session.C2_LATER (ten times the
+    JVM's defaults), as the JVM itself reports them."""
+    from rsp.spark.session import C2_LATER
+
+    jvm = spark.sparkContext._jvm
+    bean = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    )
+    wanted = dict(option.removeprefix("-XX:").split("=") for option in C2_LATER.split())
+    assert wanted["Tier4InvocationThreshold"] == "50000"
+    assert {name: bean.getVMOption(name).getValue() for name in wanted} == wanted
+
+
 def test_jvm_warnings_stay_off_the_results(tmp_path: Path) -> None:
     """The JVM writes its warnings to stdout by default, where rsp spark writes results: a new session
     sends them to stderr (here the one about large pages, on a machine without them)."""

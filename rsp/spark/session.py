@@ -3,7 +3,8 @@
 A new session gets ``local[2]`` (unless spark-submit already set a master), no UI, 2 shuffle
 partitions, Arrow for pandas/Arrow hand-over, the parallel garbage collector, JVM warnings on stderr,
 ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and the workers' Python set to
-this interpreter. ``RSP_SPARK_FAST_START=1`` keeps the JIT at C1 (starts ≈ 0.5 s faster, parses about
+this interpreter, and the JIT's C2 tier kept for code ten times as hot as by default
+(:data:`C2_LATER`). ``RSP_SPARK_FAST_START=1`` keeps the JIT at C1 (starts ≈ 0.5 s faster, parses about
 half as fast); ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options. The JVM maps an archive of the classes it
 loads, made once in the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
 
@@ -63,6 +64,15 @@ def _log4j_file() -> str:
     return str(path)
 
 
+C2_LATER = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
+    "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000"
+)
+"""The JIT's C2 tier for code ten times as hot as by default: Spark plans every micro-batch with code
+(Catalyst's analyzer and optimizer) that got hot enough for C2 one micro-batch after another, and C2's
+compiler thread took up to a core from the tasks; the parsing loops reach these thresholds within a
+micro-batch. See docs/spark.md, *Session settings*."""
+
 SHUFFLE_PARTITIONS = 2
 """A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
 
@@ -97,7 +107,7 @@ def session(master: str | None = None, app_name: str = "rsp"):
         # the throughput collector: on 2 cores G1's concurrent threads took CPU the parsing needed;
         # the JVM's own warnings to stderr, since its stdout is rsp's (the results)
         java_options = (
-            "-XX:+UseParallelGC -Xlog:disable -Xlog:all=warning:stderr "
+            f"-XX:+UseParallelGC {C2_LATER} -Xlog:disable -Xlog:all=warning:stderr "
             f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         )
         if os.environ.get("RSP_SPARK_FAST_START", "0") == "1":  # C1 only: starts faster, parses slower

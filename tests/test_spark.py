@@ -166,6 +166,8 @@ def test_results_to_a_spark_sink(tmp_path: Path, spark, fmt: str) -> None:
     assert got == {t: c for t, c in _records_by_instant(expected).items() if c}
     with_schema = spark.read.schema(result_schema("select")).format(fmt).load(str(sink))
     assert with_schema.count() == frame.count()
+    # local files are written without Hadoop's checksum files (rsp.spark.session)
+    assert list(sink.rglob("*.parquet" if fmt == "parquet" else "*.json")) and not list(sink.rglob("*.crc"))
 
 
 def test_lars_results_to_a_spark_sink(tmp_path: Path, spark) -> None:

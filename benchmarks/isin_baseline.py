@@ -113,13 +113,8 @@ class IsInMaintainer:
     def bindings(self, policy: str) -> list[str]:
         """The JSON objects of the answer at this instant under ``policy``, in rsp's order of answers
         (sorted by x, then y) unless the maintainer is ``ordered=False``; starts the next change."""
-        if not self.ordered:
-            if policy == "RSTREAM":
-                texts = list(self.text.values())
-            elif policy == "ISTREAM":
-                texts = [self.text[pair] for pair in self.appeared]
-            else:
-                texts = [json.dumps({"x": x, "y": y}, ensure_ascii=False) for x, y in self.gone]
+        if policy == "RSTREAM" and not self.ordered:
+            texts = list(self.text.values())
         elif policy == "RSTREAM":
             # the last answer's sorted pairs, less those gone, plus those that appeared: timsort merges
             # the two sorted runs
@@ -130,9 +125,11 @@ class IsInMaintainer:
             self.order = order
             texts = list(map(self.text.__getitem__, order))
         elif policy == "ISTREAM":
-            texts = [self.text[pair] for pair in sorted(self.appeared)]
+            pairs = sorted(self.appeared) if self.ordered else self.appeared
+            texts = [self.text[pair] for pair in pairs]
         else:
-            texts = [json.dumps({"x": x, "y": y}, ensure_ascii=False) for x, y in sorted(self.gone)]
+            pairs = sorted(self.gone) if self.ordered else self.gone
+            texts = [json.dumps({"x": x, "y": y}, ensure_ascii=False) for x, y in pairs]
         self.appeared = {}
         self.gone = set()
         return texts

@@ -151,8 +151,11 @@ def test_the_builder_makes_an_archive_that_a_session_maps_and_a_damaged_one_is_l
     assert run.stdout == expected
     # a truncated archive crashes the JVM that maps it: the run deletes it and starts Spark without
     archive.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
-    run = _rsp(spark, env)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    run = _rsp(spark, {**env, "TMPDIR": str(temp)})
     assert run.returncode == 0, run.stderr
     assert run.stdout == expected  # nothing of the JVM's on rsp's standard output
     assert not archive.exists()
     assert not list(ROOT.glob("hs_err_pid*.log"))  # nor its crash report in the working directory
+    assert not list(temp.glob(cds.CRASH_REPORT))  # nor, once handled, in the temporary folder

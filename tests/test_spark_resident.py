@@ -217,6 +217,31 @@ def test_hosts_started_by_the_driver_are_the_ones_the_tasks_reach(monkeypatch) -
     assert all(host.poll() is not None for host in started)
 
 
+def test_host_sockets_fit_a_long_temporary_folder(monkeypatch, tmp_path: Path) -> None:
+    """Under a temporary folder whose name leaves no room for a Unix socket's path (107 bytes on Linux,
+    103 on macOS), the hosts' sockets go under /tmp, and a host is reached there; a socket path that
+    cannot be had is no host (the task runs the step itself) rather than an error."""
+    from rsp.spark import hosts
+
+    deep = tmp_path / ("t" * 60)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    run = uuid.uuid4().hex
+    assert len(str(deep / f"rsp-engines-{os.getuid()}" / run / "part-0.sock")) > 107
+    home = hosts._home(run)
+    assert home.parent == Path("/tmp") / f"rsp-engines-{os.getuid()}"
+    assert len(str(home / "part-9999.sock")) <= hosts.SOCKET_PATH_MAX
+    monkeypatch.setenv("RSP_SPARK_HOST_IDLE", "1")
+    monkeypatch.setattr(hosts, "_STARTED", [])
+    sock = hosts._connect(run, 0)
+    assert sock is not None
+    sock.close()
+    monkeypatch.setattr(hosts, "_home", lambda _run: deep)
+    assert len(str(deep / "part-0.sock")) > 107 and hosts._connect(run, 0) is None
+    for host in hosts._STARTED:
+        host.wait(timeout=20)
+
+
 def _counting(function, calls: list):
     def counted(*args, **kwargs):
         calls.append(args)

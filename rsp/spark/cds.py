@@ -41,6 +41,10 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """No CDS messages: an archive that cannot be used is left aside silently."""
 DUMP = "RSP_SPARK_CDS_DUMP"
 """Set in the builder: the file its JVM dumps its classes into when it exits."""
+CRASH_REPORT = "rsp-spark-jvm-crash-*.log"
+"""The fatal error report of a JVM that maps an archive, in the temporary folder (``*``: its pid)."""
+
+
 UNUSED_S = 30 * 86400
 """Another install's archive not used for this long (seconds) is deleted by a builder."""
 STALE_LOCK_S = 900
@@ -89,12 +93,23 @@ def java_options(java: str) -> str:
                 os.utime(path)  # in use: kept when another install's builder cleans up (clean_up)
             except OSError:
                 pass
-            crash = Path(tempfile.gettempdir()) / "rsp-spark-jvm-crash-%p.log"
+            crash = Path(tempfile.gettempdir()) / CRASH_REPORT.replace("*", "%p")
             return f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET} -XX:ErrorFile={crash}"
         start_builder(java)
     except OSError:  # no cache folder to be had (read-only home, …): run without
         pass
     return ""
+
+
+def remove_crash_reports(path: str) -> None:
+    """Delete the reports of JVMs that crashed mapping the archive at ``path`` (a damaged one, which
+    the session deletes and starts without: nothing is left to report)."""
+    for report in Path(tempfile.gettempdir()).glob(CRASH_REPORT):
+        try:
+            if path in report.read_text(encoding="utf-8", errors="replace"):
+                report.unlink()
+        except OSError:
+            pass
 
 
 def start_builder(java: str) -> bool:

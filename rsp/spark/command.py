@@ -92,7 +92,7 @@ def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False)
     this machine (:func:`rsp.spark.hosts.prestart`)."""
     if engines:
         _prestart_hosts(args)
-    spark = session(args.master)
+    spark = session(args.master, quick_exit=True)
     stop.take_back()
     return spark
 

@@ -50,8 +50,17 @@ def enabled() -> bool:
     return os.environ.get("RSP_SPARK_HOSTS", "1") != "0"
 
 
+SOCKET_PATH_MAX = 100
+"""The longest socket path used: a Unix socket's path holds 107 bytes on Linux, 103 on macOS."""
+
+
 def _home(run: str) -> Path:
+    """The run's folder of sockets and logs, under the temporary folder, or under ``/tmp`` when the
+    temporary folder's name is too long for a socket path in it (the driver, the tasks and the hosts
+    all choose the same way)."""
     root = Path(tempfile.gettempdir()) / f"rsp-engines-{os.getuid()}"
+    if len(str(root / run / "part-9999.sock")) > SOCKET_PATH_MAX and Path("/tmp").is_dir():
+        root = Path("/tmp") / f"rsp-engines-{os.getuid()}"
     root.mkdir(mode=0o700, exist_ok=True)
     home = root / run
     home.mkdir(mode=0o700, exist_ok=True)
@@ -141,7 +150,10 @@ def _connect(run: str, partition: int) -> socket.socket | None:
         try:
             sock.connect(str(path))
             return sock
-        except (FileNotFoundError, ConnectionRefusedError):
+        except OSError as err:
+            if not isinstance(err, (FileNotFoundError, ConnectionRefusedError)):
+                sock.close()
+                return None  # a socket this machine cannot have (say, a path still too long)
             sock.close()
             lock = home / f"part-{partition}.lock"
             if lock.exists() and _dead(lock):

@@ -17,6 +17,7 @@ rsp, closes. Its standard output is rsp's standard error: rsp's own carries the 
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -77,11 +78,13 @@ SHUFFLE_PARTITIONS = 2
 """A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
 
 
-def session(master: str | None = None, app_name: str = "rsp"):
+def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool = False):
     """The active SparkSession, or a new one configured as the module docstring says.
 
     ``master`` overrides the master of a new session (default: spark-submit's, else ``local[2]``).
-    Raises :class:`~rsp.errors.RspError` saying how to install Java when there is none.
+    ``quick_exit`` (the command line's sessions): a local JVM rsp launches is ended at once when this
+    process exits, see :func:`_quick_exit`. Raises :class:`~rsp.errors.RspError` saying how to install
+    Java when there is none.
     """
     from pyspark.sql import SparkSession
 
@@ -129,13 +132,68 @@ def session(master: str | None = None, app_name: str = "rsp"):
         # writes stay atomic (written aside, then renamed), and .crc files already there are ignored
         options["spark.hadoop.fs.file.impl"] = "org.apache.hadoop.fs.RawLocalFileSystem"
         options["spark.hadoop.fs.AbstractFileSystem.file.impl"] = "org.apache.hadoop.fs.local.RawLocalFs"
+        quick = quick_exit and options["spark.master"].startswith("local") and _quick_exit_possible()
+        if quick:  # every scratch file of the JVM in one folder, which rsp removes (see _quick_exit)
+            options["spark.local.dir"] = tempfile.mkdtemp(prefix="rsp-spark-local-")
+            java_options = f"{java_options} -Djava.io.tmpdir={options['spark.local.dir']}"
+            options["spark.driver.extraJavaOptions"] = java_options
     elif master is not None:
         options["spark.master"] = master
     if launch:
-        _start_shielded_context(options)
+        started = _start_shielded_context(options)
+        if quick and started:
+            atexit.register(_quick_exit, options["spark.local.dir"])
+        elif quick:  # a JVM of this process already ran: it keeps its own folders
+            shutil.rmtree(options["spark.local.dir"], ignore_errors=True)
     spark = SparkSession.builder.config(map=options).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _quick_exit_possible() -> bool:
+    """Whether Spark's scratch files would all be in ``spark.local.dir`` (``SPARK_LOCAL_DIRS`` and a
+    cluster manager's folders take precedence over it) and no class archive is being made (the JVM
+    writes it as it exits normally, :mod:`rsp.spark.cds`), and the temporary folder's name can be given
+    to the JVM as it is."""
+    from rsp.spark import cds
+
+    if any(os.environ.get(name) for name in ("SPARK_LOCAL_DIRS", "LOCAL_DIRS", "MESOS_SANDBOX", cds.DUMP)):
+        return False
+    return not any(c.isspace() or c in "'\"\\" for c in tempfile.gettempdir())  # a plain JVM option
+
+
+def _quick_exit(local_dir: str) -> None:
+    """End the JVM rsp launched at once and remove its scratch folder, as this process exits.
+
+    A JVM left to end on its own (it exits when its standard input closes) ran Spark's shutdown hooks:
+    ≈ 0.6 s of stopping the context's services one by one, which the command's caller waited for (the
+    JVM holds rsp's standard error). By then the run has written its results, its sink and its
+    checkpoint; what the hooks would still do is delete Spark's scratch files, all in ``local_dir``.
+    """
+    from pyspark.core.context import SparkContext
+
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.poll() is None:
+        _let_go(SparkContext._active_spark_context, gateway)
+        process.kill()
+        process.wait()
+    shutil.rmtree(local_dir, ignore_errors=True)
+
+
+def _let_go(context, gateway) -> None:
+    """Keep this process's side of the JVM's connections from reporting the JVM's end as an error: the
+    accumulator server's handler (the JVM's connection to it closes) and py4j's finalizer thread (which
+    would tell the gone JVM to release objects this process drops as it exits)."""
+    from py4j.clientserver import SHUTDOWN_FINALIZER_WORKER
+
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        server.server_shutdown = True
+        server.handle_error = lambda *_args: None
+    pending = getattr(getattr(gateway, "_gateway_client", None), "finalizer_deque", None)
+    if pending is not None:
+        pending.append(SHUTDOWN_FINALIZER_WORKER)  # taken next: the worker ends before other requests
 
 
 _POPEN = {"start_new_session": True, "stdout": 2}
@@ -143,15 +201,16 @@ _POPEN = {"start_new_session": True, "stdout": 2}
 carries the results, and nothing the JVM prints (a fatal error's report, say) may land there."""
 
 
-def _start_shielded_context(options: dict[str, str]) -> None:
+def _start_shielded_context(options: dict[str, str]) -> bool:
     """The SparkContext, on a JVM started in a session of its own that ignores SIGTERM (see the module
-    docstring); nothing when this process already has a JVM (the builder then reuses it)."""
+    docstring); nothing when this process already has a JVM (the builder then reuses it). Returns
+    whether it started a JVM."""
     from pyspark import SparkConf
     from pyspark.core.context import SparkContext
     from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is not None:
-        return
+        return False
     conf = SparkConf().setAll(options.items())
     try:
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
@@ -161,11 +220,15 @@ def _start_shielded_context(options: dict[str, str]) -> None:
         if not shared:
             raise
         # a JVM that does not start with the classes' archive (damaged): without it, and it is deleted
+        from rsp.spark import cds
+
         for option in shared:
             Path(option.partition("=")[2]).unlink(missing_ok=True)
+            cds.remove_crash_reports(option.partition("=")[2])
         options["spark.driver.extraJavaOptions"] = " ".join(o for o in java_options if o not in shared)
         conf = SparkConf().setAll(options.items())
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
     context = SparkContext(conf=conf, gateway=gateway)
     signals = context._jvm.sun.misc
     signals.Signal.handle(signals.Signal("TERM"), signals.SignalHandler.SIG_IGN)
+    return True

@@ -413,6 +413,32 @@ def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
     assert {name: bean.getVMOption(name).getValue() for name in wanted} == wanted
 
 
+@pytest.mark.parametrize("extra", [(), ("--partition-by", "?s")], ids=["driver-parses", "spark-parses"])
+def test_a_time_too_large_for_a_long_is_a_rejected_line(tmp_path: Path, capsys, extra) -> None:
+    """A time comment beyond 2^63 - 1 ms fits no Spark column: the line is rejected with the reason (it
+    stopped the whole run before, Spark's cast failing), whether Arrow (one engine) or Spark
+    (--partition-by) parses the lines, and the others give rsp run's answers over them."""
+    query = tmp_path / "q.rq"
+    query.write_text(
+        "REGISTER QUERY N AS SELECT ?s (COUNT(*) AS ?n) FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s] "
+        "WHERE { ?s <http://ex.org/p> ?o } GROUP BY ?s"
+    )
+    good = [f"<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # {t}\n" for t in (1000, 2500)]
+    huge = [f"<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # {t}\n" for t in (2**63, 10**30)]
+    (tmp_path / "good.nt").write_text("".join(good))
+    stream = tmp_path / "in" / "s.nt"
+    stream.parent.mkdir()
+    stream.write_text(good[0] + huge[0] + good[1] + huge[1])
+    expected = _cli(tmp_path, "run", str(query), "--stream", str(tmp_path / "good.nt"), "--quiet")
+    capsys.readouterr()
+    got = _cli(tmp_path, "spark", str(query), "--stream", str(stream), "--available-now", *extra)
+    assert got == expected
+    err = capsys.readouterr().err
+    assert f"time {2**63} is out of range" in err and f"time {10**30} is out of range" in err
+    if not extra:  # the partitioned run has no summary line per stream
+        assert "4 lines, 2 triples in 2 instants, 2 rejected, 0 late" in err
+
+
 QUICK_EXIT_PROBE = """
 import sys
 from rsp.cli import main

@@ -27,6 +27,7 @@ from rsp.io import ntriples  # noqa: E402
 from rsp.io.ntriples import parse_line  # noqa: E402
 from rsp.runtime import Engine  # noqa: E402
 from rsp.spark import QueryFeeder, Rejects, feed, source  # noqa: E402
+from rsp.spark import lines as driver_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CSRBENCH = ROOT / "tests" / "data" / "csrbench"
@@ -83,6 +84,42 @@ def test_fast_path_regex_as_specified_and_within_rsp(pieces) -> None:
             assert comment.split() == [fast.group(4)]
 
 
+def _arrow(lines_: list[str]) -> list[tuple]:
+    """What the driver's Arrow parse (rsp.spark.lines) makes of lines: (s, p, o, time, line) each."""
+    table = driver_lines.parse(pa.table({"value": pa.array(lines_, pa.string())}))
+    columns = [table.column(name).to_pylist() for name in ("s", "p", "o", "time", "line")]
+    return list(zip(*columns, strict=True))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(pieces=LINE, digits=st.sampled_from(["", "7", "12", "9" * 18, "9" * 19, "1" + "0" * 30]))
+def test_arrow_parse_takes_what_sparks_regex_takes(pieces, digits) -> None:
+    """The driver's parse (Arrow's RE2 with the named pattern) gives Spark's regex's terms and time on
+    the lines it takes, and leaves every other line, and times of more than 18 digits, to rsp's parser
+    with its text."""
+    line = "".join(pieces) + (f" # {digits}" if digits and "#" not in pieces[-1] else "")
+    [(s, p, o, time, text)] = _arrow([line])
+    fast = _java(source.TRIPLE).match(line)
+    if fast is not None and fast.group(4) and len(fast.group(4)) <= driver_lines.TIME_DIGITS:
+        assert (s, p, o, time, text) == (*fast.groups()[:3], int(fast.group(4)), None)
+        (terms, comment) = parse_line(line)
+        assert (s, p, o) == terms and comment.split() == [fast.group(4)]
+    else:
+        assert (time, text) == (None, line)
+        assert s == (fast.group(1) if fast else None)
+
+
+def test_arrow_parse_in_slices_on_threads_is_one_parse(monkeypatch) -> None:
+    """A large micro-batch parsed in slices on several threads gives the rows of one parse, in order."""
+    rows = [line for line in _stream_lines() for _ in range(3)] + ["x", "<a:b> <c:d> <e:f> ."]
+    whole = _arrow(rows)
+    monkeypatch.setattr(driver_lines, "THREADED_ROWS", 10)
+    monkeypatch.setattr(driver_lines.os, "cpu_count", lambda: 3)
+    assert len(driver_lines._slices(pa.chunked_array([pa.array(rows)]))) == 3
+    assert _arrow(rows) == whole
+    assert sum(1 for row in whole if row[4] is None) == len(rows) - 2
+
+
 def test_fast_path_takes_plain_lines() -> None:
     for line in ['<http://ex.org/a> <http://ex.org/p> "x"@en-GB . # 12', "_:b1\t<urn:x:y>\t<http://é/>.#3",
                  '<a:b> <c:d> "1"^^<http://t/int> .']:  # fmt: skip
@@ -117,13 +154,16 @@ def _table(rows: list[dict]) -> pa.Table:
 
 
 def _row(line: str, pos: int, *, fast: bool = True, file: str = "file:/in/a.nt", stream: int = 0) -> dict:
+    if fast == "value":  # the line as Spark read it, for the driver to parse (rsp.spark.source.read_lines)
+        return {"value": line, "file": file, "stream": stream, "file_time": 0, "block": 0, "pos": pos}
     m = _java(source.TRIPLE).match(line) if fast else None
     s, p, o, t = m.groups() if m else (None, None, None, None)
     return {"s": s, "p": p, "o": o, "time": int(t) if t else None, "line": line, "file": file,
             "stream": stream, "file_time": 0, "block": 0, "pos": pos}  # fmt: skip
 
 
-def test_feeder_orders_rechecks_and_rejects(tmp_path: Path) -> None:
+@pytest.mark.parametrize("parsed_by", [True, "value"], ids=["spark", "driver"])
+def test_feeder_orders_rechecks_and_rejects(tmp_path: Path, parsed_by) -> None:
     engine = Engine()
     query = engine.register(QUERY)
     errors = []
@@ -136,8 +176,9 @@ def test_feeder_orders_rechecks_and_rejects(tmp_path: Path) -> None:
         "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> .",  # no time in a file: malformed
         "<http://ex.org/a> <http://ex.org/p> . # 300",  # malformed
     ]
-    feeder(_table([_row(line, i) for i, line in enumerate(lines)]), 0)
-    feeder(_table([_row("<http://ex.org/c> <http://ex.org/p> <http://ex.org/o> . # 100", 0)]), 1)  # late
+    feeder(_table([_row(line, i, fast=parsed_by) for i, line in enumerate(lines)]), 0)
+    late = "<http://ex.org/c> <http://ex.org/p> <http://ex.org/o> . # 100"
+    feeder(_table([_row(late, 0, fast=parsed_by)]), 1)
     feeder.close()
     assert [(r.time, sorted(r.bindings, key=str)) for r in query] == [
         (1000, [{"s": "<http://ex.org/a>", "o": "<http://ex.org/o>"}]),

@@ -36,7 +36,7 @@ from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped,
 from rsp.spark.pipeline import cleanup, start, union
 from rsp.spark.session import SHUFFLE_PARTITIONS, session
 from rsp.spark.sink import ResultSink
-from rsp.spark.source import Source, read_stream
+from rsp.spark.source import Source, read_lines, read_stream
 
 
 def run_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -272,7 +272,7 @@ def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
         [str(source) for source in sources],
         rejects=Rejects(args.reject, print_error),
         on_late=print_error,
-        plain=True,  # rows of read_stream: terms taken by Spark's regex or re-checked by rsp's parser
+        plain=True,  # rows of read_lines: terms taken by the fast-path regex or re-checked by rsp's parser
     )
     if args.sink:
         form = query.query.form
@@ -281,8 +281,10 @@ def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
         query.subscribe(sink.add)
         feeder.after_batch.append(sink.write)
     _resume(args, feeder, checkpoint)
+    # one engine, in the driver, which receives every line anyway: Spark reads them, the driver parses
+    # them (rsp/spark/lines.py: Arrow's regex engine, off the GIL)
     frames = [
-        read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
+        read_lines(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
     _drive(args, feeder, union(frames), checkpoint, stop)
     writer.close()

@@ -42,6 +42,7 @@ from rsp.errors import LateElementError, Position, StreamError
 from rsp.io import atoms as atom_lines
 from rsp.io.late import late_message
 from rsp.io.ntriples import ReadCounters, parse_line
+from rsp.spark import lines
 from rsp.spark.checkpoint import QUERY_LOG_COLUMNS, Checkpoint, read_program_log, read_query_log
 
 CHUNK = 65536
@@ -51,6 +52,8 @@ ORDER = ("time", "stream", "file_time", "file", "block", "pos")
 """The order of elements within a micro-batch: time first, then stream, file and place in the file."""
 
 _TIME_WORD = re.compile(r"[0-9]+")
+MAX_TIME = 2**63 - 1
+"""The largest element time Spark's columns hold (a long, in ms)."""
 
 
 def display_path(uri: str | None) -> str:
@@ -86,6 +89,8 @@ def recheck_triple(line: str, arrival: int | None = None) -> tuple[int, tuple[st
     triple, comment = parsed
     word = comment.split(None, 1)[0] if comment and comment.strip() else ""
     if _TIME_WORD.fullmatch(word):
+        if int(word) > MAX_TIME:
+            raise ValueError(f"time {word} is out of range (at most {MAX_TIME} ms)")
         return int(word), triple
     if arrival is not None and not (word and word[0] in "0123456789-+"):
         return arrival, triple
@@ -341,8 +346,9 @@ class QueryFeeder(Feeder):
     :class:`rsp.errors.LateElementError` (the instants closed before are already out). The feeder
     takes over the engine's :attr:`~rsp.runtime.Engine.on_late` (and calls the one it had).
 
-    ``plain=True`` says the terms are valid N-Triples already (rows of :func:`rsp.spark.read_stream`:
-    Spark's regex takes a subset of what rsp's parser takes, and rsp re-checks the rest), so the
+    ``plain=True`` says the terms are valid N-Triples already (rows of :func:`rsp.spark.read_stream`,
+    or lines of :func:`rsp.spark.source.read_lines`, which the feeder parses with :mod:`rsp.spark.lines`:
+    the fast-path regex takes a subset of what rsp's parser takes, and rsp re-checks the rest), so the
     engine does not check them again; rows of any other DataFrame are checked by the engine.
     """
 
@@ -370,6 +376,8 @@ class QueryFeeder(Feeder):
         engine.on_late = self._engine_late
 
     def feed(self, table: pa.Table, batch_id: int) -> None:
+        if "value" in table.column_names:  # lines as Spark read them (rsp.spark.source.read_lines)
+            table = lines.parse(table)
         table = _normalise(table, ("s", "p", "o", "line", "arrival", *ORDER))
         for index, count in _counts(table.column("stream")):
             self.counters[index].lines += count
@@ -378,7 +386,8 @@ class QueryFeeder(Feeder):
             pc.and_(pc.is_valid(table.column("p")), pc.is_valid(table.column("o"))),
         )
         fixed, rejected = [], []
-        for row in table.filter(pc.invert(good)).to_pylist():
+        bad = table.num_rows - (pc.sum(good).as_py() or 0)  # lines Spark or Arrow did not take
+        for row in table.filter(pc.invert(good)).to_pylist() if bad else ():
             try:
                 parsed = recheck_triple(row["line"] or "", row["arrival"])
             except ValueError as err:
@@ -397,7 +406,8 @@ class QueryFeeder(Feeder):
                 row["time"], (row["s"], row["p"], row["o"]) = parsed
                 fixed.append(row)
         self.rejects.write(batch_id, rejected)
-        table = table.filter(good)
+        if bad:
+            table = table.filter(good)
         if fixed:
             table = pa.concat_tables([table, pa.Table.from_pylist(fixed, schema=table.schema)])
         table = in_order(table)

@@ -19,7 +19,8 @@ from pyspark.sql.types import TimestampType
 
 from rsp.spark.feed import Feeder, QueryFeeder, Rejects, print_error
 
-COLUMNS = ("s", "p", "o", "time", "line", "file", "file_time", "block", "arrival", "stream")
+COLUMNS = ("value", "s", "p", "o", "time", "line", "file", "file_time", "block", "arrival", "stream")
+"""The columns handed to a feeder, of those the frame has (``value``: lines the driver parses)."""
 
 
 def start(

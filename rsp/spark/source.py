@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glob
 import re
-import string
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,51 +17,16 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from rsp.errors import RspError
-
-
-# -- the N-Triples fast path (ASCII subset, as in rsp.io.ntriples), in Java regex syntax ---------------
-def char_class(allowed: str, non_ascii: bool = False) -> str:
-    r"""A Java regex class of the ASCII characters in ``allowed`` listed one by one, plus every non-ASCII
-    character when ``non_ascii``.
-
-    Java compiles single characters into one bit-set lookup per character, while ranges and negations
-    (``[^\x00-\x20<>]``) become a chain of predicate calls. Spark's ``regexp_replace`` also compares the
-    whole pattern with the previous row's, so the class is written short: printable characters as
-    themselves. Parsing the Spark benchmark's lines took ≈ 10 % less time than with ranges.
-
-    >>> print(char_class("b-a"), char_class("]\t", non_ascii=True))
-    [\-ab] [\x09\]\x{80}-\x{10FFFF}]
-    """
-    chars = "".join(
-        f"\\{c}" if c in "\\[]^-&" else c if " " < c < "\x7f" else f"\\x{ord(c):02X}"
-        for c in sorted(set(allowed))
-    )
-    return f"[{chars}\\x{{80}}-\\x{{10FFFF}}]" if non_ascii else f"[{chars}]"
-
-
-_ASCII = "".join(map(chr, range(0x80)))
-_LETTER = char_class(string.ascii_letters)
-_ALNUM = string.ascii_letters + string.digits
-_SCHEME = char_class(_ALNUM + "+.-")
-_IRI_CHAR = char_class([c for c in _ASCII if c > " " and c not in '<>"{}|^`\\'], non_ascii=True)
-_STRING_CHAR = char_class([c for c in _ASCII if c not in '"\\\n\r'], non_ascii=True)
-_IRI = f"<{_LETTER}{_SCHEME}*:{_IRI_CHAR}*>"
-_BNODE = f"_:{char_class(_ALNUM + '_')}(?:{char_class(_ALNUM + '_.-')}*{char_class(_ALNUM + '_-')})?"
-_LANGUAGE = f"@{_LETTER}+(?:-{char_class(_ALNUM)}+)*"
-_LITERAL = f'"{_STRING_CHAR}*(?:\\\\[tbnrf"\'\\\\]{_STRING_CHAR}*)*"(?:{_LANGUAGE}|\\^\\^{_IRI})?'
-TRIPLE = (
-    rf"^[ \t]*({_IRI}|{_BNODE})[ \t]*({_IRI})[ \t]*({_IRI}|{_BNODE}|{_LITERAL})[ \t]*\.[ \t]*"
-    r"(?:#[ \t]*([0-9]+)[ \t\r]*\z|(?:#[^\r\n]*)?\r?\z)"
+from rsp.spark.syntax import (  # noqa: F401 - TRIPLE and the classes: this module's names before
+    ATOM_TIME,
+    ATOMS_BLANK,
+    NTRIPLES_BLANK,
+    TIME,
+    TRIPLE,
+    char_class,
 )
-"""A plain well-formed N-Triples line, groups 1-3 the terms, 4 the ``# <ms>`` time if there is one
-(Java regex, as Spark runs it)."""
+
 _SEP = "\u0001"
-TIME = r"#[ \t]*([0-9]+)[ \t\r]*\z"
-"""The ``# <ms>`` time comment at the end of a line."""
-ATOM_TIME = r"^[ \t]*(-?[0-9]+)"
-"""The leading time of an atom-stream line (``36 a(x1,y)``)."""
-NTRIPLES_BLANK = r"^[ \t\r\x{FEFF}]*(#.*)?\z"
-ATOMS_BLANK = r"^[ \t\r\x{FEFF}]*([%#].*)?\z"
 
 
 @dataclass(frozen=True)
@@ -164,6 +128,17 @@ def read_stream(
     return parse_lines(_lines(spark, source, max_files_per_trigger), kind)
 
 
+def read_lines(
+    spark: SparkSession, source: str | Source, *, max_files_per_trigger: int | None = None
+) -> DataFrame:
+    """The streaming DataFrame of an N-Triples source's lines as Spark reads them, for the driver to
+    parse (:mod:`rsp.spark.lines`): ``value`` (the line), ``file``, ``file_time``, ``block`` and
+    ``arrival`` as :func:`read_stream` has them; blank and comment lines are left out."""
+    if isinstance(source, str):
+        source = Source.parse(source)
+    return _lines(spark, source, max_files_per_trigger).where(~F.col("value").rlike(NTRIPLES_BLANK))
+
+
 def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
     """Raw lines (``value``, ``file``, ``file_time``, ``block``, ``arrival``: a stream or a static
     frame) parsed and timestamped as :func:`read_stream` describes."""
@@ -175,7 +150,8 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
         split = content.select("*", F.split(rewritten, _SEP).alias("f"))
         fields = F.col("f")
         parsed = (F.size(fields) == 4) & ~F.col("value").contains(_SEP)
-        s, time = F.when(parsed, fields[0]), F.when(parsed, F.nullif(fields[3], F.lit(""))).cast("long")
+        # a time too large for a long is null (the line goes to the driver, which rejects it), not an error
+        s, time = F.when(parsed, fields[0]), F.when(parsed, F.nullif(fields[3], F.lit(""))).try_cast("long")
         return split.select(
             s.alias("s"),
             F.when(parsed, fields[1]).alias("p"),
@@ -188,7 +164,7 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
             "arrival",
         )
     if kind == "atoms":
-        time = F.coalesce(_group(ATOM_TIME, 1), _group(TIME, 1)).cast("long")
+        time = F.coalesce(_group(ATOM_TIME, 1), _group(TIME, 1)).try_cast("long")
         return lines.where(~F.col("value").rlike(ATOMS_BLANK)).select(
             *(F.lit(None).cast("string").alias(name) for name in "spo"),
             time.alias("time"),

@@ -413,6 +413,45 @@ def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
     assert {name: bean.getVMOption(name).getValue() for name in wanted} == wanted
 
 
+def test_lines_parsed_as_they_arrive_are_the_lines_collected_then_parsed(spark, tmp_path: Path) -> None:
+    """collect_parsed (each record batch parsed on arrival, PySpark's own collect protocol) gives the
+    table that collecting the lines with toArrow and parsing them gives, in order, for a frame of many
+    record batches and partitions, for an empty one, and without that protocol (the lines come back
+    unparsed, for the feeder); a job that fails raises the JVM's error."""
+    from pyspark.sql import functions as F
+
+    from rsp.spark import lines
+    from rsp.spark.pipeline import collect_parsed
+
+    def generated(start: int, end: int):  # one partition of lines
+        line = F.format_string('<http://ex.org/e%d> <http://ex.org/p> "%d" . # %d', "id", "id", "id")
+        return spark.range(start, end, 1, 1).select(line.alias("value"))
+
+    odd = ['<http://ex.org/e7> <http://ex.org/p> "7" . # 7 ms', "not a triple"]  # for rsp's parser
+    parts = [generated(0, 30_000), generated(30_000, 31_000), generated(31_000, 62_000),
+             spark.createDataFrame([(line,) for line in odd], "value string").coalesce(1)]  # fmt: skip
+    frame = parts[0].unionByName(parts[1]).unionByName(parts[2]).unionByName(parts[3])
+    frame = frame.select("value", F.monotonically_increasing_id().alias("pos"))
+    expected = lines.parse(frame.toArrow())  # in the order of the partitions, as toArrow puts them
+    got = collect_parsed(frame)
+    assert got.num_rows == 62_002 and got.equals(expected)
+    assert got.column("line").drop_null().to_pylist() == odd
+    empty = collect_parsed(frame.where("value = ''"))
+    assert empty.num_rows == 0 and {"s", "p", "o", "time", "line", "pos"} <= set(empty.column_names)
+    assert collect_parsed(frame.where("value = ''")).column_names == expected.column_names
+
+    class Elsewhere:  # a PySpark without the JVM's collectAsArrowToPython
+        _jdf = object()
+
+        def toArrow(self):
+            return frame.toArrow()
+
+    assert collect_parsed(Elsewhere()).column_names == ["value", "pos"]
+    failing = frame.select("value", "pos", F.raise_error(F.lit("rsp-test-failure")).alias("x"))
+    with pytest.raises(Exception, match="rsp-test-failure"):
+        collect_parsed(failing.select("value", "pos", F.col("x").cast("string").alias("x")))
+
+
 @pytest.mark.parametrize("extra", [(), ("--partition-by", "?s")], ids=["driver-parses", "spark-parses"])
 def test_a_time_too_large_for_a_long_is_a_rejected_line(tmp_path: Path, capsys, extra) -> None:
     """A time comment beyond 2^63 - 1 ms fits no Spark column: the line is rejected with the reason (it

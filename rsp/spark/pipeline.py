@@ -1,22 +1,27 @@
 """Wiring a parsed streaming DataFrame to a feeder: ``foreachBatch`` with Arrow hand-over.
 
 Each micro-batch gets a row position (``monotonically_increasing_id``: increasing within a file
-split, so lines keep their order), is collected to the driver as an Arrow table (``toArrow``) and
-given to the feeder, which orders and pushes it into the engine.
+split, so lines keep their order), is collected to the driver as an Arrow table (``toArrow``; lines the
+driver parses are parsed as their record batches arrive, :func:`collect_parsed`) and given to the
+feeder, which orders and pushes it into the engine.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampType
 
+from rsp.spark import lines
 from rsp.spark.feed import Feeder, QueryFeeder, Rejects, print_error
 
 COLUMNS = ("value", "s", "p", "o", "time", "line", "file", "file_time", "block", "arrival", "stream")
@@ -50,8 +55,9 @@ def start(
         if own:
             feeder(batch.select(*wanted).toArrow(), batch_id)
             return
-        table = batch.select(*wanted, F.monotonically_increasing_id().alias("pos")).toArrow()
-        feeder(table, batch_id)
+        frame = batch.select(*wanted, F.monotonically_increasing_id().alias("pos"))
+        # lines for the driver to parse: parsed as they arrive (else the feeder parses them)
+        feeder(collect_parsed(frame) if "value" in wanted else frame.toArrow(), batch_id)
 
     writer = frame.writeStream.foreachBatch(each_batch)
     if name:
@@ -70,6 +76,52 @@ def start(
     if temporary is not None:
         feeder.temporary = temporary
     return query
+
+
+def collect_parsed(frame: DataFrame) -> pa.Table:
+    """A frame of lines (``value``, :func:`rsp.spark.source.read_lines`) collected to the driver as an
+    Arrow table with the lines parsed (:func:`rsp.spark.lines.parse`), each record batch parsed on a
+    thread as soon as it arrives, while Spark still reads and sends the rest.
+
+    ``toArrow()`` hands a micro-batch over only once all of it arrived: over 1M lines in one
+    micro-batch the parse then came after the collect (≈ 0.9 s on two threads); parsed on arrival, the
+    run took ≈ 0.6 s less (three rounds round robin). This speaks PySpark's own protocol (the JVM's
+    ``collectAsArrowToPython``: the record batches as the JVM sends them, then their order in the
+    frame); where this PySpark has no such call, the frame is collected with ``toArrow()`` and the
+    feeder parses it.
+    """
+    try:
+        from pyspark.errors.exceptions.captured import unwrap_spark_exception
+        from pyspark.serializers import UTF8Deserializer, read_int
+        from pyspark.util import _create_local_socket
+
+        serve = frame._jdf.collectAsArrowToPython
+    except (ImportError, AttributeError):  # another PySpark: the feeder parses the collected lines
+        return frame.toArrow()
+    port, secret, server = serve()
+    parts = []
+    with ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="rsp-parse") as pool:
+        sockfile, sock = _create_local_socket((port, secret))
+        try:
+            reader = pa.ipc.open_stream(sockfile)
+            for batch in reader:
+                parts.append(pool.submit(lines.parse, pa.Table.from_batches([batch])))
+            count = read_int(sockfile)
+            failure = UTF8Deserializer().loads(sockfile) if count == -1 else None
+            order = [read_int(sockfile) for _ in range(max(count, 0))]
+        except Exception:
+            with unwrap_spark_exception():
+                server.getResult()  # what failed in the JVM, if that is what cut the stream short
+            raise
+        finally:
+            sockfile.close()
+            sock.close()
+        with unwrap_spark_exception():
+            server.getResult()  # raises what failed in the JVM
+        if failure is not None:
+            raise RuntimeError(f"rsp spark: collecting a micro-batch failed: {failure}")
+        tables = [parts[index].result() for index in order]
+    return pa.concat_tables(tables) if tables else lines.parse(reader.schema.empty_table())
 
 
 def cleanup(feeder: Feeder) -> None:

@@ -12,7 +12,8 @@ The JVM rsp launches runs in a session (and process group) of its own and ignore
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
 group, systemd every process of the service) reaches only rsp, which then stops Spark in order (see
 :mod:`rsp.spark.command`). The JVM still ends with rsp: it exits when its standard input, a pipe from
-rsp, closes. Its standard output is rsp's standard error: rsp's own carries the results.
+rsp, closes; the command line's local sessions end it at once as rsp exits instead (``quick_exit``,
+:func:`_quick_exit`). Its standard output is rsp's standard error: rsp's own carries the results.
 """
 
 from __future__ import annotations

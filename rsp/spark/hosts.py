@@ -150,16 +150,16 @@ def _connect(run: str, partition: int) -> socket.socket | None:
         try:
             sock.connect(str(path))
             return sock
-        except OSError as err:
-            if not isinstance(err, (FileNotFoundError, ConnectionRefusedError)):
-                sock.close()
-                return None  # a socket this machine cannot have (say, a path still too long)
+        except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
             lock = home / f"part-{partition}.lock"
             if lock.exists() and _dead(lock):
                 lock.unlink(missing_ok=True)
             if not lock.exists():
                 _start(home, partition, run)
+        except OSError:
+            sock.close()
+            return None  # a socket this machine cannot have (say, a path still too long)
         if time.monotonic() > deadline:
             return None
         time.sleep(0.02)

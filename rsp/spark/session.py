@@ -141,23 +141,26 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
     elif master is not None:
         options["spark.master"] = master
     if launch:
-        started = _start_shielded_context(options)
-        if quick and started:
+        _start_shielded_context(options)
+        if quick:
             atexit.register(_quick_exit, options["spark.local.dir"])
-        elif quick:  # a JVM of this process already ran: it keeps its own folders
-            shutil.rmtree(options["spark.local.dir"], ignore_errors=True)
     spark = SparkSession.builder.config(map=options).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
 def _quick_exit_possible() -> bool:
-    """Whether Spark's scratch files would all be in ``spark.local.dir`` (``SPARK_LOCAL_DIRS`` and a
-    cluster manager's folders take precedence over it) and no class archive is being made (the JVM
-    writes it as it exits normally, :mod:`rsp.spark.cds`), and the temporary folder's name can be given
-    to the JVM as it is."""
+    """Whether this process has no JVM yet (the session will launch one, with the folders given here),
+    Spark's scratch files would all be in ``spark.local.dir`` (``SPARK_LOCAL_DIRS`` and a cluster
+    manager's folders take precedence over it), no class archive is being made (the JVM writes it as it
+    exits normally, :mod:`rsp.spark.cds`), and the temporary folder's name can be given to the JVM as
+    it is."""
+    from pyspark.core.context import SparkContext
+
     from rsp.spark import cds
 
+    if SparkContext._gateway is not None:
+        return False
     if any(os.environ.get(name) for name in ("SPARK_LOCAL_DIRS", "LOCAL_DIRS", "MESOS_SANDBOX", cds.DUMP)):
         return False
     return not any(c.isspace() or c in "'\"\\" for c in tempfile.gettempdir())  # a plain JVM option
@@ -202,16 +205,15 @@ _POPEN = {"start_new_session": True, "stdout": 2}
 carries the results, and nothing the JVM prints (a fatal error's report, say) may land there."""
 
 
-def _start_shielded_context(options: dict[str, str]) -> bool:
+def _start_shielded_context(options: dict[str, str]) -> None:
     """The SparkContext, on a JVM started in a session of its own that ignores SIGTERM (see the module
-    docstring); nothing when this process already has a JVM (the builder then reuses it). Returns
-    whether it started a JVM."""
+    docstring); nothing when this process already has a JVM (the builder then reuses it)."""
     from pyspark import SparkConf
     from pyspark.core.context import SparkContext
     from pyspark.java_gateway import launch_gateway
 
     if SparkContext._gateway is not None:
-        return False
+        return
     conf = SparkConf().setAll(options.items())
     try:
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
@@ -224,12 +226,12 @@ def _start_shielded_context(options: dict[str, str]) -> bool:
         from rsp.spark import cds
 
         for option in shared:
-            Path(option.partition("=")[2]).unlink(missing_ok=True)
-            cds.remove_crash_reports(option.partition("=")[2])
+            archive = option.partition("=")[2]
+            Path(archive).unlink(missing_ok=True)
+            cds.remove_crash_reports(archive)
         options["spark.driver.extraJavaOptions"] = " ".join(o for o in java_options if o not in shared)
         conf = SparkConf().setAll(options.items())
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
     context = SparkContext(conf=conf, gateway=gateway)
     signals = context._jvm.sun.misc
     signals.Signal.handle(signals.Signal("TERM"), signals.SignalHandler.SIG_IGN)
-    return True

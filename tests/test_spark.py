@@ -413,6 +413,54 @@ def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
     assert {name: bean.getVMOption(name).getValue() for name in wanted} == wanted
 
 
+class _SessionChosen(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("extra", "parses"),
+    [((), False), (("--partition-by", "?sensor"), True)],
+    ids=["driver-parses", "partitioned"],
+)
+def test_a_query_whose_driver_parses_gets_a_jvm_at_c1(monkeypatch, tmp_path: Path, extra, parses) -> None:
+    """Without --partition-by the JVM only reads the lines (the driver parses them): rsp spark asks for
+    a session whose JIT stays at C1; with it the tasks parse, and the session keeps C2. The options
+    follow, and RSP_SPARK_FAST_START, when set, decides for every session."""
+    from argparse import Namespace
+
+    from rsp.cli import build_parser
+    from rsp.spark import command
+    from rsp.spark.session import C1_ONLY, C2_LATER, jit_options
+
+    chosen: dict = {}
+
+    def fake_session(master, quick_exit=False, parses=True):
+        chosen.update(master=master, parses=parses)
+        raise _SessionChosen
+
+    monkeypatch.setattr(command, "session", fake_session)
+    monkeypatch.setattr(command, "_prestart_hosts", lambda _args: None)
+    query = BUILDING / "hot-rooms.rq"
+    if extra:
+        query = tmp_path / "per-sensor.rq"
+        query.write_text(
+            "REGISTER QUERY PerSensor AS SELECT ?sensor (COUNT(?v) AS ?n)\n"
+            f"FROM STREAM <{TEMPS_IRI}> [RANGE 10s STEP 5s]\n"
+            "WHERE { ?sensor <http://example.org/building/temperature> ?v } GROUP BY ?sensor\n"
+        )
+    args: Namespace = build_parser().parse_args(
+        ["spark", str(query), "--stream", str(tmp_path), *BUILDING_ARGS, *extra]
+    )
+    with open(os.devnull, "w", encoding="utf-8") as out, pytest.raises(_SessionChosen):
+        command.run_command(args, out)
+    assert chosen == {"master": None, "parses": parses}
+    monkeypatch.delenv("RSP_SPARK_FAST_START", raising=False)
+    assert jit_options(parses=chosen["parses"]) == (C2_LATER if parses else C1_ONLY)
+    for value, options in (("1", C1_ONLY), ("0", C2_LATER)):
+        monkeypatch.setenv("RSP_SPARK_FAST_START", value)
+        assert jit_options(parses=False) == jit_options(parses=True) == options
+
+
 def test_lines_parsed_as_they_arrive_are_the_lines_collected_then_parsed(spark, tmp_path: Path) -> None:
     """collect_parsed (each record batch parsed on arrival, PySpark's own collect protocol) gives the
     table that collecting the lines with toArrow and parsing them gives, in order, for a frame of many

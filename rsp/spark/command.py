@@ -86,13 +86,14 @@ class StopSignals:
         self._previous.clear()
 
 
-def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False):
+def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False, parses: bool = True):
     """The Spark session (a new one takes SIGINT over: the run takes it back). ``engines``: for a run
     with ``--partition-by``, whose engine hosts start while the JVM does when the tasks will run on
-    this machine (:func:`rsp.spark.hosts.prestart`)."""
+    this machine (:func:`rsp.spark.hosts.prestart`). ``parses=False``: Spark only reads the lines (the
+    driver parses them), see :func:`rsp.spark.session.jit_options`."""
     if engines:
         _prestart_hosts(args)
-    spark = session(args.master, quick_exit=True)
+    spark = session(args.master, quick_exit=True, parses=parses)
     stop.take_back()
     return spark
 
@@ -265,7 +266,7 @@ def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
     sources = [Source.parse(path) for _iri, path in pairs]
-    spark = _session(args, stop)
+    spark = _session(args, stop, parses=False)  # Spark reads the lines, the driver parses them (below)
     feeder = QueryFeeder(
         engine,
         [iri for iri, _path in pairs],

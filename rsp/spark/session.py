@@ -4,8 +4,9 @@ A new session gets ``local[2]`` (unless spark-submit already set a master), no U
 partitions, Arrow for pandas/Arrow hand-over, the parallel garbage collector, JVM warnings on stderr,
 ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and the workers' Python set to
 this interpreter, and the JIT's C2 tier kept for code ten times as hot as by default
-(:data:`C2_LATER`). ``RSP_SPARK_FAST_START=1`` keeps the JIT at C1 (starts ≈ 0.5 s faster, parses about
-half as fast); ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options. The JVM maps an archive of the classes it
+(:data:`C2_LATER`), or the JIT at C1 alone for a JVM that only reads lines (:func:`jit_options`;
+``RSP_SPARK_FAST_START=1`` or ``0`` chooses either for every session); ``RSP_SPARK_JAVA_OPTIONS`` adds
+JVM options. The JVM maps an archive of the classes it
 loads, made once in the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
 
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
@@ -79,13 +80,37 @@ SHUFFLE_PARTITIONS = 2
 """A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
 
 
-def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool = False):
+C1_ONLY = "-XX:TieredStopAtLevel=1"
+"""The JIT's C1 tier alone: for a JVM that only reads lines (the driver parses them), see
+:func:`jit_options`."""
+
+
+def jit_options(parses: bool = True) -> str:
+    """The JIT options of a JVM rsp launches: :data:`C2_LATER` for a JVM whose tasks parse lines (the
+    partitioned path's regex, atom streams' times: C2 makes those loops about twice as fast), else
+    :data:`C1_ONLY`, which starts faster and leaves the cores to the driver. ``RSP_SPARK_FAST_START``
+    decides instead when set: ``1`` C1 only, ``0`` C2 as for parsing.
+
+    Without ``--partition-by`` a query's JVM only reads the lines and hands them over; over 1M triples
+    in one file, four rounds round robin, the best wall time went from 9.77 s (C2) to 8.72 s (C1 only),
+    ``rsp run`` 5.47 s (docs/spark.md, *Session settings*).
+
+    >>> jit_options(parses=False) == C1_ONLY, jit_options(parses=True) == C2_LATER
+    (True, True)
+    """
+    chosen = os.environ.get("RSP_SPARK_FAST_START", "")
+    c1 = chosen == "1" if chosen in ("0", "1") else not parses
+    return C1_ONLY if c1 else C2_LATER
+
+
+def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool = False, parses: bool = True):
     """The active SparkSession, or a new one configured as the module docstring says.
 
     ``master`` overrides the master of a new session (default: spark-submit's, else ``local[2]``).
     ``quick_exit`` (the command line's sessions): a local JVM rsp launches is ended at once when this
-    process exits, see :func:`_quick_exit`. Raises :class:`~rsp.errors.RspError` saying how to install
-    Java when there is none.
+    process exits, see :func:`_quick_exit`. ``parses=False``: the JVM's tasks will only read lines, not
+    parse them (its JIT then stays at C1, :func:`jit_options`). Raises :class:`~rsp.errors.RspError`
+    saying how to install Java when there is none.
     """
     from pyspark.sql import SparkSession
 
@@ -111,11 +136,9 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         # the throughput collector: on 2 cores G1's concurrent threads took CPU the parsing needed;
         # the JVM's own warnings to stderr, since its stdout is rsp's (the results)
         java_options = (
-            f"-XX:+UseParallelGC {C2_LATER} -Xlog:disable -Xlog:all=warning:stderr "
+            f"-XX:+UseParallelGC {jit_options(parses)} -Xlog:disable -Xlog:all=warning:stderr "
             f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         )
-        if os.environ.get("RSP_SPARK_FAST_START", "0") == "1":  # C1 only: starts faster, parses slower
-            java_options = f"-XX:TieredStopAtLevel=1 {java_options}"
         from rsp.spark import cds  # here: ``python -m rsp.spark.cds`` must not find it imported
 
         shared = cds.java_options(java_executable() or "java")  # the classes' archive (rsp/spark/cds.py)

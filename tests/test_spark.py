@@ -461,6 +461,26 @@ def test_a_query_whose_driver_parses_gets_a_jvm_at_c1(monkeypatch, tmp_path: Pat
         assert jit_options(parses=False) == jit_options(parses=True) == options
 
 
+def test_the_driver_drops_the_blank_and_comment_lines_sparks_regex_finds(spark) -> None:
+    """The blank-line pattern means the same to Java (Spark's rlike, as before the driver dropped them)
+    and to RE2 (the driver's parse): line terminators other than \\n inside a comment, a byte order
+    mark, white space before a comment."""
+    from pyspark.sql import functions as F
+
+    from rsp.spark import lines
+    from rsp.spark.syntax import NTRIPLES_BLANK
+
+    texts = ["", " ", "\t\r", "\ufeff", "\ufeff # c", "#", "  # a comment", "# \u2028 x", "#\x85", "#\u2029",
+             "x # y", "\u2028", " \ufeffx", '<http://ex.org/a> <http://ex.org/p> "x" . # 5', "# é <a> ."]  # fmt: skip
+    frame = spark.createDataFrame([(text, index) for index, text in enumerate(texts)], "value string, pos long")
+    java = [row["pos"] for row in frame.where(~F.col("value").rlike(NTRIPLES_BLANK)).orderBy("pos").collect()]
+    driver = lines.parse(frame.toArrow()).column("pos").to_pylist()
+    assert driver == java
+    dot = r"^[ \t\r\x{FEFF}]*(#.*)?\z"  # the pattern written with Java's ".", as Spark ran it before
+    assert [row["pos"] for row in frame.where(~F.col("value").rlike(dot)).orderBy("pos").collect()] == java
+    assert java == [7, 8, 9, 10, 11, 12, 13]  # comments with \u2028, \x85 or \u2029 end where Java's "." ends
+
+
 def test_lines_parsed_as_they_arrive_are_the_lines_collected_then_parsed(spark, tmp_path: Path) -> None:
     """collect_parsed (each record batch parsed on arrival, PySpark's own collect protocol) gives the
     table that collecting the lines with toArrow and parsing them gives, in order, for a frame of many

@@ -98,6 +98,9 @@ def test_arrow_parse_takes_what_sparks_regex_takes(pieces, digits) -> None:
     the lines it takes, and leaves every other line, and times of more than 18 digits, to rsp's parser
     with its text."""
     line = "".join(pieces) + (f" # {digits}" if digits and "#" not in pieces[-1] else "")
+    if _java(source.NTRIPLES_BLANK).match(line):  # a blank or comment line: dropped, as Spark drops it
+        assert _arrow([line]) == []
+        return
     [(s, p, o, time, text)] = _arrow([line])
     fast = _java(source.TRIPLE).match(line)
     if fast is not None and fast.group(4) and len(fast.group(4)) <= driver_lines.TIME_DIGITS:
@@ -107,6 +110,19 @@ def test_arrow_parse_takes_what_sparks_regex_takes(pieces, digits) -> None:
     else:
         assert (time, text) == (None, line)
         assert s == (fast.group(1) if fast else None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet=" \t\r#x.\ufeff\x85\u2028\u2029é<>", max_size=8), max_size=12))
+def test_arrow_drops_the_blank_and_comment_lines_spark_drops(texts) -> None:
+    """The driver keeps the rows of the lines Spark's blank-line pattern does not match, in order, with
+    their other columns (here a position), and looks for blank lines only among those its pattern does
+    not take."""
+    rows = [*texts, '<http://ex.org/a> <http://ex.org/p> "x" . # 5']
+    kept = [i for i, text in enumerate(rows) if not _java(source.NTRIPLES_BLANK).match(text)]
+    parsed = driver_lines.parse(pa.table({"value": rows, "pos": list(range(len(rows)))}))
+    assert parsed.column("pos").to_pylist() == kept
+    assert parsed.column("line").to_pylist() == [None if i == len(rows) - 1 else rows[i] for i in kept]
 
 
 def test_arrow_parse_in_slices_on_threads_is_one_parse(monkeypatch) -> None:

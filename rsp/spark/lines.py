@@ -1,10 +1,11 @@
 """N-Triples lines parsed in the driver with Arrow's regex engine (RE2, vectorised, off the GIL).
 
 ``rsp spark`` without ``--partition-by`` runs one engine in the driver, which receives every line of
-a micro-batch anyway. There Spark only reads the lines (and drops blank and comment lines); the driver
-takes the terms and time out of them with :data:`rsp.spark.syntax.TRIPLE_NAMED`, the pattern Spark runs
-in the partitioned path, here run by Arrow's ``extract_regex``, on as many threads as there are cores
-for a large micro-batch. Lines it does not take keep null terms and their text in ``line``, as
+a micro-batch anyway. There Spark only reads the lines; the driver takes the terms and time out of them
+with :data:`rsp.spark.syntax.TRIPLE_NAMED`, the pattern Spark runs in the partitioned path, here run by
+Arrow's ``extract_regex``, on as many threads as there are cores for a large micro-batch, and drops the
+blank and comment lines (:data:`rsp.spark.syntax.NTRIPLES_BLANK`, looked for only among the lines the
+pattern does not take). Lines it does not take keep null terms and their text in ``line``, as
 :func:`rsp.spark.source.parse_lines` leaves them: the feeder re-checks them with rsp's parser.
 
 Measured on 1M lines of the Spark benchmark (2 cores): Spark's regex parse took ≈ 1.4 s more of a cold
@@ -20,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rsp.spark.syntax import TRIPLE_NAMED
+from rsp.spark.syntax import NTRIPLES_BLANK, TRIPLE_NAMED
 
 THREADED_ROWS = 100_000
 """A micro-batch of at least this many lines is parsed in slices on several threads."""
@@ -30,12 +31,15 @@ TIME_DIGITS = 18
 
 def parse(table: pa.Table) -> pa.Table:
     """``table`` with its ``value`` column (the lines) replaced by ``s``, ``p``, ``o``, ``time`` and
-    ``line``, the other columns kept: a line the pattern takes with a time has its terms and time and
-    a null ``line``; any other keeps its text in ``line`` (its time null) for rsp's parser.
+    ``line``, the other columns kept, without the blank and comment lines' rows: a line the pattern
+    takes with a time has its terms and time and a null ``line``; any other keeps its text in ``line``
+    (its time null) for rsp's parser.
 
     >>> t = parse(pa.table({"value": ['<http://a> <http://p> "x" . # 7', "<a:> <b:> <c:> .", "x"]}))
     >>> t.column("s").to_pylist(), t.column("time").to_pylist(), t.column("line").to_pylist()
     (['<http://a>', '<a:>', None], [7, None, None], [None, '<a:> <b:> <c:> .', 'x'])
+    >>> parse(pa.table({"value": [" # a comment", "x", "", "\ufeff"], "pos": [0, 1, 2, 3]})).to_pydict()
+    {'s': [None], 'p': [None], 'o': [None], 'time': [None], 'line': ['x'], 'pos': [1]}
     """
     values = table.column("value")
     slices = _slices(values)
@@ -49,7 +53,9 @@ def parse(table: pa.Table) -> pa.Table:
         for i, name in enumerate(("s", "p", "o", "time", "line"))
     }
     rest = {name: table.column(name) for name in table.column_names if name != "value"}
-    return pa.table({**columns, **rest})
+    result = pa.table({**columns, **rest})
+    blank = pa.chunked_array([part[5] for part in parsed], pa.bool_())
+    return result.filter(pc.invert(blank)) if pc.any(blank).as_py() else result
 
 
 def _slices(values: pa.ChunkedArray) -> list[pa.Array]:
@@ -67,4 +73,6 @@ def _parse(values: pa.Array) -> tuple[pa.Array, ...]:
     timed = pc.and_(pc.greater(length, 0), pc.less_equal(length, TIME_DIGITS))  # null: no match
     time = pc.cast(pc.if_else(timed, digits, pa.scalar(None, pa.string())), pa.int64())
     line = pc.if_else(pc.is_valid(time), pa.scalar(None, pa.string()), values)
-    return s, p, o, time, line
+    # blank or comment: only a line the pattern did not take can be one (null elsewhere: not looked at)
+    blank = pc.fill_null(pc.match_substring_regex(line, NTRIPLES_BLANK), False)
+    return s, p, o, time, line, blank

@@ -413,6 +413,20 @@ def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
     assert {name: bean.getVMOption(name).getValue() for name in wanted} == wanted
 
 
+def test_a_local_session_hands_results_over_directly_and_caps_no_micro_batch(spark) -> None:
+    """The JVM of a new local session has no cap on a collect's total (the default 1 GiB failed a
+    micro-batch of ≈ 6M lines in the driver) and hands task results of up to 1 GiB to the driver in
+    memory, as the running SparkContext reports its settings."""
+    from rsp.spark.session import LOCAL_RESULTS
+
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.driver.maxResultSize") == "0"
+    assert {name: conf.get(name) for name in LOCAL_RESULTS} == LOCAL_RESULTS
+    jvm = spark.sparkContext._jvm
+    direct = jvm.org.apache.spark.util.Utils.byteStringAsBytes(LOCAL_RESULTS["spark.task.maxDirectResultSize"])
+    assert direct == 2**30 == int(LOCAL_RESULTS["spark.rpc.message.maxSize"]) * 2**20
+
+
 class _SessionChosen(Exception):
     pass
 

@@ -76,6 +76,13 @@ C2_LATER = (
 compiler thread took up to a core from the tasks; the parsing loops reach these thresholds within a
 micro-batch. See docs/spark.md, *Session settings*."""
 
+LOCAL_RESULTS = {"spark.task.maxDirectResultSize": "1g", "spark.rpc.message.maxSize": "1024"}
+"""A local session's tasks hand results of up to 1 GiB to the driver directly (the smaller of the two,
+the second in MiB). By default a result above 1 MiB was stored in the block manager and fetched by the
+driver over a loopback connection: a 1M-line micro-batch is ≈ 170 MiB of Arrow batches, and handed over
+directly the one-file run of ``benchmarks/spark.py --throughput`` took 0.4–1.7 s less (three rounds
+round robin, docs/spark.md, *Session settings*)."""
+
 SHUFFLE_PARTITIONS = 2
 """A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
 
@@ -156,6 +163,14 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         # writes stay atomic (written aside, then renamed), and .crc files already there are ignored
         options["spark.hadoop.fs.file.impl"] = "org.apache.hadoop.fs.RawLocalFileSystem"
         options["spark.hadoop.fs.AbstractFileSystem.file.impl"] = "org.apache.hadoop.fs.local.RawLocalFs"
+        # without --partition-by every micro-batch is collected to the driver, which holds it anyway: no
+        # cap on the results' total (Spark's 1 GiB failed a micro-batch of ≈ 6M lines, ≈ 170 MiB of Arrow
+        # batches per 1M lines)
+        options["spark.driver.maxResultSize"] = "0"
+        if options["spark.master"].startswith("local"):
+            # a task's results go to the driver in memory, not through the block manager (which the
+            # driver then fetched from over a loopback connection): see LOCAL_RESULTS
+            options.update(LOCAL_RESULTS)
         quick = quick_exit and options["spark.master"].startswith("local") and _quick_exit_possible()
         if quick:  # every scratch file of the JVM in one folder, which rsp removes (see _quick_exit)
             options["spark.local.dir"] = tempfile.mkdtemp(prefix="rsp-spark-local-")

@@ -437,7 +437,7 @@ class QueryFeeder(Feeder):
                 times = times_column.slice(start, size).to_pylist()
                 columns = (table.column(name).slice(start, size).to_pylist() for name in "spo")
                 counter.triples += size
-                counter.instants += pc.count_distinct(times_column.slice(start, size)).as_py()
+                counter.instants += _runs(times_column.slice(start, size))
                 if times[0] == self.last_time[index]:
                     counter.instants -= 1  # the run of one time goes on from the last chunk
                 self.last_time[index] = times[-1]
@@ -611,6 +611,20 @@ def in_order(table: pa.Table) -> pa.Table:
     if ordered is None or pc.all(ordered, skip_nulls=False).as_py() is True:
         return table
     return table.sort_by([(name, "ascending") for name in ORDER])
+
+
+def _runs(times: pa.ChunkedArray) -> int:
+    """The runs of one time in ``times`` (ordered, as a run of one stream's rows is: their distinct
+    times), counted by comparing neighbours (``count_distinct`` hashed every time: ≈ 0.1 s of a
+    million rows).
+
+    >>> _runs(pa.chunked_array([[1, 1, 2], [2, 5]])), _runs(pa.chunked_array([[7]]))
+    (3, 1)
+    """
+    n = len(times)
+    if n < 2:
+        return n
+    return 1 + (pc.sum(pc.not_equal(times.slice(1), times.slice(0, n - 1))).as_py() or 0)
 
 
 def _counts(column: pa.ChunkedArray) -> list[tuple[int, int]]:

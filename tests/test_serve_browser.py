@@ -119,8 +119,15 @@ def test_the_page_registers_a_query_and_shows_live_rows_and_plot(server, driver)
                 for tr in driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")]  # fmt: skip
 
     def plotted() -> int:
-        points = driver.find_element(By.CSS_SELECTOR, "#plot polyline").get_attribute("points")
-        return len(points.split())
+        """The points plotted so far: none before the first answers draw the line (the page has no
+        polyline yet), and none while the page redraws it (the element found is replaced)."""
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        try:
+            found = driver.find_elements(By.CSS_SELECTOR, "#plot polyline")
+            return len(found[0].get_attribute("points").split()) if found else 0
+        except StaleElementReferenceException:
+            return 0
 
     lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
     half = len(lines) // 2

@@ -526,7 +526,11 @@ def test_in_order_sorts_only_what_is_out_of_order(rows) -> None:
         assert feed.in_order(expected) is expected  # an ordered micro-batch is only checked
 
 
-@pytest.mark.parametrize("module", ["rsp.spark.feed", "rsp.spark.source"])
+@pytest.mark.parametrize(
+    "module",
+    ["rsp.spark.feed", "rsp.spark.source", "rsp.spark.lines", "rsp.spark.syntax", "rsp.spark.hashing",
+     "rsp.spark.resident_driver"],
+)  # fmt: skip
 def test_spark_doctests(module: str) -> None:
     """pytest's doctest collection leaves rsp/spark out (it needs pyspark): run its examples here."""
     import doctest

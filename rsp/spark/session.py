@@ -6,8 +6,9 @@ ERROR-level logging from the first line, ``SPARK_LOCAL_IP=127.0.0.1`` and the wo
 this interpreter, and the JIT's C2 tier kept for code ten times as hot as by default
 (:data:`C2_LATER`), or the JIT at C1 alone for a JVM that only reads lines (:func:`jit_options`;
 ``RSP_SPARK_FAST_START=1`` or ``0`` chooses either for every session); ``RSP_SPARK_JAVA_OPTIONS`` adds
-JVM options. The JVM maps an archive of the classes it
-loads, made once in the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
+JVM options. A collect's total has no cap, and a local session's tasks hand their results to the
+driver directly (:data:`LOCAL_RESULTS`). The JVM maps an archive of the classes it loads, made once in
+the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
 
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
@@ -101,9 +102,6 @@ def jit_options(parses: bool = True) -> str:
     Without ``--partition-by`` a query's JVM only reads the lines and hands them over; over 1M triples
     in one file, four rounds round robin, the best wall time went from 9.77 s (C2) to 8.72 s (C1 only),
     ``rsp run`` 5.47 s (docs/spark.md, *Session settings*).
-
-    >>> jit_options(parses=False) == C1_ONLY, jit_options(parses=True) == C2_LATER
-    (True, True)
     """
     chosen = os.environ.get("RSP_SPARK_FAST_START", "")
     c1 = chosen == "1" if chosen in ("0", "1") else not parses

@@ -149,6 +149,7 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         shared = cds.java_options(java_executable() or "java")  # the classes' archive (rsp/spark/cds.py)
         java_options = f"{java_options} {shared} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()
         options["spark.master"] = master or "local[2]"
+        local = options["spark.master"].startswith("local")
         options["spark.driver.extraJavaOptions"] = java_options
         options["spark.driver.memory"] = os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g")
         options["spark.sql.files.maxPartitionBytes"] = "32m"
@@ -165,11 +166,11 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         # cap on the results' total (Spark's 1 GiB failed a micro-batch of ≈ 6M lines, ≈ 170 MiB of Arrow
         # batches per 1M lines)
         options["spark.driver.maxResultSize"] = "0"
-        if options["spark.master"].startswith("local"):
+        if local:
             # a task's results go to the driver in memory, not through the block manager (which the
             # driver then fetched from over a loopback connection): see LOCAL_RESULTS
             options.update(LOCAL_RESULTS)
-        quick = quick_exit and options["spark.master"].startswith("local") and _quick_exit_possible()
+        quick = quick_exit and local and _quick_exit_possible()
         if quick:  # every scratch file of the JVM in one folder, which rsp removes (see _quick_exit)
             options["spark.local.dir"] = tempfile.mkdtemp(prefix="rsp-spark-local-")
             java_options = f"{java_options} -Djava.io.tmpdir={options['spark.local.dir']}"

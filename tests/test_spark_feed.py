@@ -112,6 +112,61 @@ def test_arrow_parse_takes_what_sparks_regex_takes(pieces, digits) -> None:
         assert s == (fast.group(1) if fast else None)
 
 
+def _expected(line: str) -> tuple:
+    """What the driver's parse must make of a line that is not blank, by Spark's regex (in Java)."""
+    fast = _java(source.TRIPLE).match(line)
+    if fast is None:
+        return (None, None, None, None, line)
+    digits = fast.group(4)
+    if digits and len(digits) <= driver_lines.TIME_DIGITS:
+        return (*fast.groups()[:3], int(digits), None)
+    return (*fast.groups()[:3], None, line)
+
+
+# lines near the canonical form ``S P O . # T``: mostly single spaces, objects that hold " . # ", spaces,
+# escaped quotes, dots; times of every length the parse treats apart
+TRICKY = ['"a . # 5"', '" . # "', '"\\" . # 3"', '"x . # 1" . # 2', '"a b"@en', '"1"^^<h://t#i>',
+          "_:a.b", "_:x-y"]  # fmt: skip
+NEAR_SUBJECT = st.sampled_from(IRIS[:4] * 2 + IRIS + BNODES + ['"v"', "x"])
+NEAR_PREDICATE = st.sampled_from(IRIS[:4] * 3 + IRIS + ["_:b1", "x"])
+NEAR_OBJECT = st.sampled_from(TRICKY * 3 + IRIS + BNODES + LITERALS + ["x"])
+NEAR_SEP = st.sampled_from([" "] * 6 + ["", "  ", "\t"])
+NEAR_TAIL = st.sampled_from([" . # "] * 6 + [" .# ", " . #", ". # ", " . #  ", " . ## ", " , # "])
+NEAR_TIME = st.sampled_from(["0", "7", "42", "007", "9" * 18, "9" * 19, "1" + "0" * 30, "", "x", "5 ", "5\r"])
+NEAR_LINE = st.builds(
+    lambda a, s, b, p, c, o, tail, time: f"{a}{s}{b}{p}{c}{o}{tail}{time}",
+    st.sampled_from([""] * 6 + [" "]), NEAR_SUBJECT, NEAR_SEP, NEAR_PREDICATE, NEAR_SEP, NEAR_OBJECT, NEAR_TAIL,
+    NEAR_TIME,
+)  # fmt: skip
+
+
+@settings(max_examples=800, deadline=None)
+@given(rows=st.lists(NEAR_LINE, min_size=1, max_size=12))
+def test_arrow_parse_of_canonical_and_other_lines_in_one_slice(rows) -> None:
+    """Canonical lines (split at spaces) and others (the pattern's groups) mixed in one slice: each row
+    gets Spark's regex's terms and time, in order; blank and comment lines dropped."""
+    kept = [line for line in rows if not _java(source.NTRIPLES_BLANK).match(line)]
+    assert _arrow(rows) == [_expected(line) for line in kept]
+
+
+def test_canonical_lines_are_split_not_extracted(monkeypatch) -> None:
+    """A slice of canonical lines is parsed without the pattern's group extraction, with the terms and
+    times the extraction gives; one other line among them is extracted alone."""
+    rows = _stream_lines()[:200] + ['<h://s> <h://p> "a . # 5" . # 6', "_:a.b <h://p> _:c.d . # 7"]
+    assert all(re.fullmatch(r"\S+ \S+ .+ \. # \d+", row) for row in rows)
+    expected = [_expected(row) for row in rows]
+    assert all(row[3] is not None for row in expected)
+    extracted: list[int] = []
+    extract = driver_lines._extract
+    monkeypatch.setattr(
+        driver_lines, "_extract", lambda values: extracted.append(len(values)) or extract(values)
+    )
+    assert _arrow(rows) == expected and extracted == []
+    assert _arrow([*rows[:3], "<a:b> <c:d> <e:f> .", rows[3]]) == [*expected[:3], _expected("<a:b> <c:d> <e:f> ."),
+                                                                     expected[3]]  # fmt: skip
+    assert extracted == [1]
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.text(alphabet=" \t\r#x.\ufeff\x85\u2028\u2029é<>", max_size=8), max_size=12))
 def test_arrow_drops_the_blank_and_comment_lines_spark_drops(texts) -> None:

@@ -59,6 +59,13 @@ TRIPLE = triple(lambda _name, body: f"({body})")
 (as Spark runs it)."""
 TRIPLE_NAMED = triple(lambda name, body: f"(?P<{name}>{body})")
 """:data:`TRIPLE` with named groups ``s``, ``p``, ``o``, ``t`` (as Arrow's ``extract_regex`` wants)."""
+TIME_DIGITS = 18
+"""Times of more digits go to rsp's parser (a long holds every 18-digit number)."""
+CANONICAL = rf"^(?:{_IRI}|{_BNODE}) {_IRI} (?:{_IRI}|{_BNODE}|{_LITERAL}) \. # [0-9]{{1,{TIME_DIGITS}}}\z"
+"""A line :data:`TRIPLE` takes in the form stream writers give it: ``S P O . # T``, one space between
+the parts, a time of at most :data:`TIME_DIGITS` digits, nothing else. Its subject and predicate hold
+no space and its object ends at the line's last ``" . # "``, so splits at spaces take the groups
+:data:`TRIPLE` would (RE2 only: the driver's parse, :func:`rsp.spark.lines.parse`)."""
 TIME = r"#[ \t]*([0-9]+)[ \t\r]*\z"
 """The ``# <ms>`` time comment at the end of a line."""
 ATOM_TIME = r"^[ \t]*(-?[0-9]+)"

@@ -5,6 +5,7 @@ results to a Spark sink; the Python API; Ctrl-C; JVM warnings off stdout."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -429,6 +430,34 @@ def test_a_local_session_hands_results_over_directly_and_caps_no_micro_batch(spa
 
 class _SessionChosen(Exception):
     pass
+
+
+def test_a_session_captures_no_call_sites_and_imports_pysparks_helpers_while_the_jvm_starts(
+    spark, monkeypatch
+) -> None:
+    """A new session turns PySpark's DataFrame debugging off (a stack walk and JVM calls for every
+    DataFrame call), and imports the helpers PySpark's first JVM call needs (pandas among them) on a
+    thread before it launches the JVM."""
+    from pyspark.core.context import SparkContext
+    from pyspark.errors.utils import is_debugging_enabled
+
+    session_module = importlib.import_module("rsp.spark.session")  # rsp.spark.session: the function
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    assert is_debugging_enabled() is False
+    imported: list[str] = []
+
+    def launch(*_args, **_kwargs):  # the import's thread is started before; it runs at once
+        deadline = time.monotonic() + 10
+        while not imported and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise _SessionChosen(list(imported))
+
+    monkeypatch.setattr(session_module, "_import_quietly", imported.append)
+    monkeypatch.setattr("pyspark.java_gateway.launch_gateway", launch)
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    with pytest.raises(_SessionChosen) as raised:
+        session_module._start_shielded_context({"spark.master": "local[1]"})
+    assert raised.value.args[0] == ["pyspark.testing.utils"]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@ this interpreter, and the JIT's C2 tier kept for code ten times as hot as by def
 ``RSP_SPARK_FAST_START=1`` or ``0`` chooses either for every session); ``RSP_SPARK_JAVA_OPTIONS`` adds
 JVM options. A collect's total has no cap, and a local session's tasks hand their results to the
 driver directly (:data:`LOCAL_RESULTS`). The JVM maps an archive of the classes it loads, made once in
-the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off).
+the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off). PySpark's DataFrame debugging
+(a call site recorded for every DataFrame call) is off, and the helpers PySpark's first JVM call imports
+(pandas among them) are imported on a thread while the JVM starts.
 
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
@@ -21,10 +23,12 @@ rsp, closes; the command line's local sessions end it at once as rsp exits inste
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from rsp.errors import RspError
@@ -135,6 +139,9 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.session.timeZone": "UTC",
+        # no call site captured per DataFrame call (a stack walk and three JVM calls each, and the first
+        # imports IPython): ≈ 0.07 s of the set-up of a query's DataFrames
+        "spark.python.sql.dataFrameDebugging.enabled": "false",
     }
     launch = "PYSPARK_GATEWAY_PORT" not in os.environ  # not under spark-submit: we launch the JVM
     if launch:
@@ -242,6 +249,13 @@ _POPEN = {"start_new_session": True, "stdout": 2}
 carries the results, and nothing the JVM prints (a fatal error's report, say) may land there."""
 
 
+def _import_quietly(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a head start only: the import that needs it says what is wrong
+        pass
+
+
 def _start_shielded_context(options: dict[str, str]) -> None:
     """The SparkContext, on a JVM started in a session of its own that ignores SIGTERM (see the module
     docstring); nothing when this process already has a JVM (the builder then reuses it)."""
@@ -252,6 +266,9 @@ def _start_shielded_context(options: dict[str, str]) -> None:
     if SparkContext._gateway is not None:
         return
     conf = SparkConf().setAll(options.items())
+    # PySpark's first call into the JVM imports its test helpers, and with them pandas (≈ 0.15 s of one
+    # core while the JVM waits): imported here, while the JVM starts
+    threading.Thread(target=_import_quietly, args=("pyspark.testing.utils",), daemon=True).start()
     try:
         gateway = launch_gateway(conf, popen_kwargs=_POPEN)
     except Exception:

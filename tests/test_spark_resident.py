@@ -92,12 +92,14 @@ def _drive(
     hosts: bool = False,
     kill_at: int | None = None,
     warmed: list | None = None,
+    kill_mid: int | None = None,
 ) -> tuple[list[list[dict]], int]:
     """Micro-batches of one partition run by the task function in-process, micro-batch ``i`` by the
     Python worker ``workers[i]`` (each worker its own registry), with the clock a single engine has
     (the Clock docstring: the first instant after the first element, instants closed up to the largest
     time of the earlier micro-batches). The rows of each micro-batch, and the rebuilds counted. With
-    ``hosts`` the partition's engine host holds the engine (killed before micro-batch ``kill_at``).
+    ``hosts`` the partition's engine host holds the engine (killed before micro-batch ``kill_at``, or
+    while micro-batch ``kill_mid``'s rows stream to it: after its first row).
     With ``warmed`` (a list), the run's warm-up task runs first, in the first worker, and the list
     gets the engine it left in that worker's registry (None: none there)."""
     job = Job(QUERY, "slow.rq", (f"<{EX}pos>",), PLAN, STEP)
@@ -125,7 +127,17 @@ def _drive(
             if index == kill_at:
                 _kill_host(run)
             step = resident.Step(run, logs, index, previous, clock, final)
-            [got] = list(resident._step_function(job, step)(iter([_table(batch or [])])))
+            rows_in = _table(batch or [])
+            source = iter([rows_in])
+            if index == kill_mid:
+
+                def halves(rows_in=rows_in):
+                    yield rows_in.slice(0, 1)
+                    _kill_host(run)
+                    yield rows_in.slice(1)
+
+                source = halves()
+            [got] = list(resident._step_function(job, step)(source))
             rows = got.to_pylist()
             for row in rows:
                 if row["kind"] == "mark" and row["payload"]:
@@ -264,8 +276,9 @@ def _kill_host(run: str) -> None:
 def test_engine_host_keeps_the_engine_across_workers(monkeypatch) -> None:
     """With engine hosts, micro-batches run by different workers find the engine in the partition's
     host: no rebuild, the rows of the resident engine; a host killed (SIGKILL) between micro-batches
-    is replaced by a new one that rebuilds from the log, with the same rows; the host exits after the
-    run's last step."""
+    is replaced by a new one that rebuilds from the log, with the same rows; one killed while a
+    micro-batch's rows stream to it leaves that step to the worker, which has every row; the host exits
+    after the run's last step."""
     from rsp.spark import hosts
 
     batches = [
@@ -277,6 +290,8 @@ def test_engine_host_keeps_the_engine_across_workers(monkeypatch) -> None:
     assert (got, rebuilt) == (expected, 0)
     got, rebuilt = _drive(batches, [0, 1, 2], monkeypatch, hosts=True, kill_at=3)
     assert (got, rebuilt) == (expected, 1)
+    got, rebuilt = _drive(batches, [0, 1, 2], monkeypatch, hosts=True, kill_mid=2)
+    assert (got, rebuilt) == (expected, 2)  # the step in the worker, then the next host, from the log
     deadline = time.monotonic() + 10
     while any(started.poll() is None for started in hosts._STARTED) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -34,6 +34,7 @@ import tempfile
 import time
 import traceback
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -165,18 +166,22 @@ def _connect(run: str, partition: int) -> socket.socket | None:
         time.sleep(0.02)
 
 
-def step(job, step, partition: int, table: pa.Table) -> pa.RecordBatch:
+def step(job, step, partition: int, batches: Iterable[pa.RecordBatch]) -> pa.RecordBatch:
     """One partition's part of a micro-batch (see :func:`rsp.spark.resident.run_step`), run by the
-    partition's host, or here when no host answers."""
+    partition's host, or here when no host answers. The rows, once Spark handed them all to the
+    worker, go to the host as one Arrow IPC stream written straight to the socket (:func:`_write`)."""
     from rsp.spark.resident import run_step
 
+    received: list[pa.RecordBatch] = []
     if enabled():
         sock = _connect(step.run, partition)
         if sock is not None:
             try:
                 with sock:
                     _send(sock, pickle.dumps((job, step, partition)))
-                    _send(sock, _ipc(table))
+                    received.extend(batches)
+                    with sock.makefile("wb", buffering=STREAM_BUFFER) as out:
+                        _write(out, received)
                     status = _receive(sock)
                     reply = _receive(sock)
             except (OSError, EOFError):
@@ -185,7 +190,33 @@ def step(job, step, partition: int, table: pa.Table) -> pa.RecordBatch:
                 if status == b"error":
                     raise RuntimeError("rsp spark: the partition's engine host failed:\n" + reply.decode())
                 return _table(reply).to_batches()[0]
-    return run_step(job, step, partition, table)
+    received.extend(batches)  # all of them, unless the host was reached
+    return run_step(job, step, partition, rows_table(received))
+
+
+STREAM_BUFFER = 1 << 20
+"""Bytes gathered before a write to a host's socket (and read at once from it)."""
+
+
+def rows_table(batches: list[pa.RecordBatch]) -> pa.Table:
+    """A partition's rows as one table (a table of no row without any batch)."""
+    return pa.Table.from_batches(batches) if batches else pa.table({"key": pa.array([], pa.string())})
+
+
+def _write(out, batches: list[pa.RecordBatch]) -> None:
+    """The rows to ``out`` as one Arrow IPC stream, batch by batch (the host reads it as it comes).
+
+    Serialised into one buffer first, copied into bytes and sent as one message (copied twice more
+    as the host received it), the rows of a 500k-row partition took ≈ 0.5 s of the task before the
+    host could start. Written as they come from the JVM instead, small micro-batches got slower
+    (≈ 30 ms a task: the worker's writes and the host's reads took turns with the JVM on 2 cores)."""
+    table = rows_table(batches) if not batches else None
+    schema = batches[0].schema if batches else table.schema
+    with pa.ipc.new_stream(out, schema) as writer:
+        if table is not None:
+            writer.write_table(table)
+        for batch in batches:
+            writer.write_batch(batch)
 
 
 def warm(run: str, partition: int, driver: tuple[str, int], job) -> bool:
@@ -276,8 +307,9 @@ def serve(home: Path, partition: int, run: str, driver: tuple[str, int] | None =
                         continue
                     job, step, part = request
                     driver = step.driver
-                    table = _table(_receive(sock))
-                except (OSError, EOFError):
+                    with sock.makefile("rb", buffering=STREAM_BUFFER) as incoming:
+                        table = pa.ipc.open_stream(incoming).read_all()  # as the task streams it
+                except (OSError, EOFError, pa.ArrowInvalid):  # the task's worker died mid-stream
                     continue
                 try:
                     reply, status = _ipc(run_step(job, step, part, table)), b"ok"

@@ -439,9 +439,7 @@ def _step_function(job: Job, step: Step):
         from rsp.spark import hosts
 
         partition = TaskContext.get().partitionId()
-        received = list(batches)
-        table = pa.Table.from_batches(received) if received else pa.table({"key": pa.array([], pa.string())})
-        yield hosts.step(job, step, partition, table)
+        yield hosts.step(job, step, partition, batches)
 
     return run
 

@@ -432,6 +432,17 @@ class _SessionChosen(Exception):
     pass
 
 
+def test_a_micro_batch_of_up_to_256_mb_is_cut_into_one_task_per_core(spark, tmp_path: Path) -> None:
+    """Spark cuts a scan's bytes by the cores, with splits of at most 128 MB: a 90 MB file is read by
+    two even tasks on local[2] (at 32 MB it was three, the third alone after the other two), a 300 MB
+    one by three. Only planned: the files are sparse."""
+    for megabytes, tasks in ((90, 2), (250, 2), (300, 3)):
+        path = tmp_path / f"{megabytes}.nt"
+        with path.open("wb") as handle:
+            handle.truncate(megabytes * 2**20)
+        assert spark.read.text(str(path)).rdd.getNumPartitions() == tasks, megabytes
+
+
 def test_a_session_captures_no_call_sites_and_imports_pysparks_helpers_while_the_jvm_starts(
     spark, monkeypatch
 ) -> None:

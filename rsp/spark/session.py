@@ -159,7 +159,10 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         local = options["spark.master"].startswith("local")
         options["spark.driver.extraJavaOptions"] = java_options
         options["spark.driver.memory"] = os.environ.get("RSP_SPARK_DRIVER_MEMORY", "2g")
-        options["spark.sql.files.maxPartitionBytes"] = "32m"
+        # Spark cuts a micro-batch's bytes by the cores first and caps a split at this: up to 256 MB a
+        # micro-batch gets one even task per core (at 32 MB, a 90 MB one got three tasks on two cores,
+        # the third ran alone after the other two)
+        options["spark.sql.files.maxPartitionBytes"] = "128m"
         # a file counts its size plus this when Spark cuts a micro-batch's files into tasks: with the
         # default (4 MB), a 10 MB file was cut 7 MB + 3 MB on 2 cores (one task waited for the other),
         # and small files went 8 to a task; now the cut is even and small files share tasks

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -271,6 +272,20 @@ def _kill_host(run: str) -> None:
     for started in hosts._STARTED:
         if started.pid == pid:
             started.wait()  # gone before the next micro-batch (else it may take the connection and die)
+
+
+def test_the_rows_stream_to_the_host_as_the_task_holds_them() -> None:
+    """What a task's worker writes to its host reads back as the partition's rows: several record
+    batches in order, or the table of no row when the partition has none."""
+    from rsp.spark import hosts
+
+    batches = [_table([(t, f"<{EX}bus1>", f"<{EX}speed>", f'"{t}"^^{INT}')]) for t in (0, 500, 900)]
+    for sent in (batches, batches[:1], []):
+        out = io.BytesIO()
+        hosts._write(out, sent)
+        read = pa.ipc.open_stream(out.getvalue()).read_all()
+        assert read.equals(hosts.rows_table(sent))
+        assert read.num_rows == sum(batch.num_rows for batch in sent)
 
 
 def test_engine_host_keeps_the_engine_across_workers(monkeypatch) -> None:

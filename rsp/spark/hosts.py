@@ -210,11 +210,10 @@ def _write(out, batches: list[pa.RecordBatch]) -> None:
     as the host received it), the rows of a 500k-row partition took ≈ 0.5 s of the task before the
     host could start. Written as they come from the JVM instead, small micro-batches got slower
     (≈ 30 ms a task: the worker's writes and the host's reads took turns with the JVM on 2 cores)."""
-    table = rows_table(batches) if not batches else None
-    schema = batches[0].schema if batches else table.schema
-    with pa.ipc.new_stream(out, schema) as writer:
-        if table is not None:
-            writer.write_table(table)
+    if not batches:  # the schema of a table of no row
+        with pa.ipc.new_stream(out, rows_table([]).schema):
+            return
+    with pa.ipc.new_stream(out, batches[0].schema) as writer:
         for batch in batches:
             writer.write_batch(batch)
 

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 pytest.importorskip("pyspark")
 
+from fuzzing import examples  # noqa: E402
+
 from rsp.cli import main  # noqa: E402
 from rsp.errors import LateElementError  # noqa: E402
 from rsp.io import ntriples  # noqa: E402
@@ -91,7 +93,8 @@ def _arrow(lines_: list[str]) -> list[tuple]:
     return list(zip(*columns, strict=True))
 
 
-@settings(max_examples=1500, deadline=None)
+@pytest.mark.generated
+@settings(max_examples=examples(1500), deadline=None)
 @given(pieces=LINE, digits=st.sampled_from(["", "7", "12", "9" * 18, "9" * 19, "1" + "0" * 30]))
 def test_arrow_parse_takes_what_sparks_regex_takes(pieces, digits) -> None:
     """The driver's parse (Arrow's RE2 with the named pattern) gives Spark's regex's terms and time on
@@ -140,7 +143,8 @@ NEAR_LINE = st.builds(
 )  # fmt: skip
 
 
-@settings(max_examples=800, deadline=None)
+@pytest.mark.generated
+@settings(max_examples=examples(800), deadline=None)
 @given(rows=st.lists(NEAR_LINE, min_size=1, max_size=12))
 def test_arrow_parse_of_canonical_and_other_lines_in_one_slice(rows) -> None:
     """Canonical lines (split at spaces) and others (the pattern's groups) mixed in one slice: each row

@@ -42,14 +42,16 @@ _IRI = f"<{_LETTER}{_SCHEME}*:{_IRI_CHAR}*>"
 _BNODE = f"_:{char_class(_ALNUM + '_')}(?:{char_class(_ALNUM + '_.-')}*{char_class(_ALNUM + '_-')})?"
 _LANGUAGE = f"@{_LETTER}+(?:-{char_class(_ALNUM)}+)*"
 _LITERAL = f'"{_STRING_CHAR}*(?:\\\\[tbnrf"\'\\\\]{_STRING_CHAR}*)*"(?:{_LANGUAGE}|\\^\\^{_IRI})?'
+_SUBJECT = f"{_IRI}|{_BNODE}"
+_OBJECT = f"{_IRI}|{_BNODE}|{_LITERAL}"
 
 
 def triple(group: Callable[[str, str], str]) -> str:
     """The line pattern with its four groups (subject ``s``, predicate ``p``, object ``o``, the time
     ``t`` of a ``# <ms>`` comment) written by ``group(name, body)``."""
     return (
-        rf"^[ \t]*{group('s', f'{_IRI}|{_BNODE}')}[ \t]*{group('p', _IRI)}[ \t]*"
-        rf"{group('o', f'{_IRI}|{_BNODE}|{_LITERAL}')}[ \t]*\.[ \t]*"
+        rf"^[ \t]*{group('s', _SUBJECT)}[ \t]*{group('p', _IRI)}[ \t]*"
+        rf"{group('o', _OBJECT)}[ \t]*\.[ \t]*"
         rf"(?:#[ \t]*{group('t', '[0-9]+')}[ \t\r]*\z|(?:#[^\r\n]*)?\r?\z)"
     )
 
@@ -61,7 +63,7 @@ TRIPLE_NAMED = triple(lambda name, body: f"(?P<{name}>{body})")
 """:data:`TRIPLE` with named groups ``s``, ``p``, ``o``, ``t`` (as Arrow's ``extract_regex`` wants)."""
 TIME_DIGITS = 18
 """Times of more digits go to rsp's parser (a long holds every 18-digit number)."""
-CANONICAL = rf"^(?:{_IRI}|{_BNODE}) {_IRI} (?:{_IRI}|{_BNODE}|{_LITERAL}) \. # [0-9]{{1,{TIME_DIGITS}}}\z"
+CANONICAL = rf"^(?:{_SUBJECT}) {_IRI} (?:{_OBJECT}) \. # [0-9]{{1,{TIME_DIGITS}}}\z"
 """A line :data:`TRIPLE` takes in the form stream writers give it: ``S P O . # T``, one space between
 the parts, a time of at most :data:`TIME_DIGITS` digits, nothing else. Its subject and predicate hold
 no space and its object ends at the line's last ``" . # "``, so splits at spaces take the groups

@@ -443,6 +443,8 @@ TERMS = [
     '"a"@en',
     f'"7"^^{INT}',
     '"say \\"hi\\""',
+    f"<{EX}b\\u0075s>",  # an escape: rsp's parser reads it, Spark's regex does not take it
+    '"a . # 5"',  # the line's time comment written inside the literal
     *CLASSES,
 ]
 
@@ -466,6 +468,10 @@ def _lines(draw) -> str:
         st.sampled_from([
             f"{s} {p} {o} . # {time}",
             f"{s}  {p}\t{o}  .   #  {time}",
+            f"{s}{p}{o}. # {time}",  # no space between the terms
+            f"{s} {p} {o}. # {time}",
+            f"{s} {p} {o} . # {time} ms",  # a word after the time: rsp's parser takes it
+            f"{s} {p} {o} <{EX}x> . # {time}",  # four terms: malformed
             f"{s} {p} {o} .",  # no time: malformed
             f"{s} {p} . # {time}",  # two terms: malformed
             f"{s} {p} {o} . # t{time}",  # a comment that is not a time
@@ -512,6 +518,15 @@ def _keys_case(plan: KeyPlan, lines: list[str]) -> dict[str, str]:
     cases=[(KeyPlan("k", ((RDF_TYPE, 0), (f"<{EX}p>", 2)), ((f"<{EX}A>", 2),)),
             [f"<{EX}a> {RDF_TYPE} <{EX}A> . # 1", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 2",
              f"<{EX}é> <{EX}p> <{EX}b> . # 3", f'"x" <{EX}p> <{EX}b> . # 4', f"<{EX}a> <{EX}q> <{EX}b> . # 5"])]
+)
+@example(  # lines Spark's regex leaves to rsp's parser (reported once when malformed), keyed by object and class
+    cases=[(KeyPlan("k", ((f"<{EX}p>", 2), (f"<{EX}q>", 0)), ((f"<{EX}A>", 2),)),
+            [f"<{EX}a> <{EX}p> <{EX}b>. # 1", f"<{EX}a><{EX}q><{EX}b> . # 2", f"<{EX}a> <{EX}q>\t<{EX}b> . # 3",
+             f"<{EX}a>\t<{EX}q> <{EX}b> . # 4", f"<{EX}a> {RDF_TYPE} <{EX}A>. # 5",
+             f"<{EX}b\\u0075s> <{EX}q> <{EX}b> . # 6", f"<{EX}a> <{EX}p> <{EX}b\\u0075s> . # 7",
+             f"<{EX}a> <{EX}q> <{EX}b> . # 8", f"<{EX}a> <{EX}p> <{EX}b> . # 9 ms", f"<{EX}a> <{EX}q> . # 10",
+             f"<{EX}a> <{EX}r> . # 11", f'<{EX}a> <{EX}p> "a . # 5" . # 12', f"<{EX}a> <{EX}q> <{EX}b> .",
+             f"<{EX}a> {RDF_TYPE} <{EX}A> . # 13", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 14"])]
 )  # fmt: skip
 def test_spark_key_column_equals_key_plan(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
     """Several plans per Spark job (a Spark job costs a second or more): case ``i``'s rows as stream ``i``."""

@@ -519,14 +519,17 @@ def _keys_case(plan: KeyPlan, lines: list[str]) -> dict[str, str]:
             [f"<{EX}a> {RDF_TYPE} <{EX}A> . # 1", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 2",
              f"<{EX}é> <{EX}p> <{EX}b> . # 3", f'"x" <{EX}p> <{EX}b> . # 4', f"<{EX}a> <{EX}q> <{EX}b> . # 5"])]
 )
-@example(  # lines Spark's regex leaves to rsp's parser (reported once when malformed), keyed by object and class
+@example(  # lines Spark's regex leaves to rsp's parser (reported once when malformed), keyed by object and class;
+    # lines that hold Spark's separator (rsp.spark.source.parse_lines), three times in one the regex does not take
     cases=[(KeyPlan("k", ((f"<{EX}p>", 2), (f"<{EX}q>", 0)), ((f"<{EX}A>", 2),)),
             [f"<{EX}a> <{EX}p> <{EX}b>. # 1", f"<{EX}a><{EX}q><{EX}b> . # 2", f"<{EX}a> <{EX}q>\t<{EX}b> . # 3",
              f"<{EX}a>\t<{EX}q> <{EX}b> . # 4", f"<{EX}a> {RDF_TYPE} <{EX}A>. # 5",
              f"<{EX}b\\u0075s> <{EX}q> <{EX}b> . # 6", f"<{EX}a> <{EX}p> <{EX}b\\u0075s> . # 7",
              f"<{EX}a> <{EX}q> <{EX}b> . # 8", f"<{EX}a> <{EX}p> <{EX}b> . # 9 ms", f"<{EX}a> <{EX}q> . # 10",
              f"<{EX}a> <{EX}r> . # 11", f'<{EX}a> <{EX}p> "a . # 5" . # 12', f"<{EX}a> <{EX}q> <{EX}b> .",
-             f"<{EX}a> {RDF_TYPE} <{EX}A> . # 13", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 14"])]
+             f"<{EX}a> {RDF_TYPE} <{EX}A> . # 13", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 14",
+             f'<{EX}a> <{EX}p> "x\u0001y" . # 15', f'<{EX}a> <{EX}q> "\u0001" . # 16', "x\u0001y\u0001z\u00017",
+             f"<{EX}a>\u0001<{EX}q>\u0001<{EX}b>\u0001. # 17"])]
 )  # fmt: skip
 def test_spark_key_column_equals_key_plan(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
     """Several plans per Spark job (a Spark job costs a second or more): case ``i``'s rows as stream ``i``."""

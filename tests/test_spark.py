@@ -428,6 +428,18 @@ def test_a_local_session_hands_results_over_directly_and_caps_no_micro_batch(spa
     assert direct == 2**30 == int(LOCAL_RESULTS["spark.rpc.message.maxSize"]) * 2**20
 
 
+def test_arrow_batches_to_python_functions_are_cut_by_rows_not_measured_by_bytes(spark) -> None:
+    """The session's byte cap on Arrow batches for Python functions is the one value at which Spark does
+    not measure a batch's buffers after every row (``BatchedPythonArrowInput``: ``Int.MaxValue``), so
+    they are cut by rows alone."""
+    from rsp.spark.session import ARROW_BATCH_BYTES
+
+    conf = spark._jsparkSession.sessionState().conf()
+    int_max = spark.sparkContext._jvm.java.lang.Integer.MAX_VALUE
+    assert conf.arrowMaxBytesPerBatch() == ARROW_BATCH_BYTES == int_max
+    assert conf.arrowMaxRecordsPerBatch() == 10_000
+
+
 class _SessionChosen(Exception):
     pass
 

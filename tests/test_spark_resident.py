@@ -662,3 +662,27 @@ def test_a_job_where_some_partitions_did_not_run_is_an_error(spark, monkeypatch)
     merger, step = _two_partitions(spark, monkeypatch, lambda p, _rows: {"payload": "{}"} if p == 0 else None)
     with pytest.raises(RspError, match="1 of 2 partitions ran their step"):
         merger._run(merger._tick_frame(), step)
+
+
+@pytest.mark.generated
+@settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    chunks=st.lists(
+        st.lists(st.one_of(st.sampled_from(TERMS), st.text(max_size=6), st.none()), max_size=30), max_size=4
+    ),
+    sample=st.integers(1, 40),
+)
+def test_a_partitions_terms_are_the_columns_values_shared_when_they_repeat(monkeypatch, chunks, sample) -> None:
+    """The terms a partition engine takes (:func:`rsp.spark.resident.shared_strings`) are the column's
+    values in order, nulls and all; when the sampled rows repeat, equal terms are one object."""
+    monkeypatch.setattr(resident, "SHARED_SAMPLE", sample)
+    column = pa.chunked_array(chunks, pa.string())
+    values = column.to_pylist()
+    got = resident.shared_strings(column)
+    assert got == values
+    head = values[:sample]
+    if None not in values and len(values) > 1 and len(set(head)) * 2 <= len(head):
+        firsts: dict[str, str] = {}
+        assert all(firsts.setdefault(term, term) is term for term in got)

@@ -440,6 +440,65 @@ def test_arrow_batches_to_python_functions_are_cut_by_rows_not_measured_by_bytes
     assert conf.arrowMaxRecordsPerBatch() == 10_000
 
 
+def test_a_local_sessions_python_workers_talk_to_the_jvm_over_unix_sockets(spark) -> None:
+    """The session rsp launched on a local master has Spark use Unix sockets between the JVM and the
+    Python workers, in a folder where a socket's path fits, and a Python function in a task runs in a
+    worker that Spark told so."""
+    import pyarrow as pa
+
+    from rsp.spark.hosts import SOCKET_PATH_MAX
+    from rsp.spark.session import UNIX_SOCKET_NAME
+
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.python.unix.domain.socket.enabled") == "true"
+    folder = conf.get("spark.python.unix.domain.socket.dir")
+    assert os.path.isdir(folder)
+    assert len(os.path.join(folder, "x" * UNIX_SOCKET_NAME)) <= SOCKET_PATH_MAX
+
+    def told(batches):
+        for _batch in batches:
+            pass
+        told = os.environ.get("PYTHON_UNIX_DOMAIN_ENABLED", "")  # Scala's "True", which pyspark lowers
+        yield pa.RecordBatch.from_pydict({"unix": [told.lower()]})
+
+    rows = spark.range(1, numPartitions=1).mapInArrow(told, "unix string").collect()
+    assert [row.unix for row in rows] == ["true"]
+
+
+def test_unix_sockets_go_where_their_paths_fit(tmp_path: Path, monkeypatch) -> None:
+    """Spark's local folder holds the sockets when their paths fit; else a folder of their own does (a
+    path too long fails Spark's bind); none on a platform without them or when turned off."""
+    import tempfile
+
+    from rsp.spark.hosts import SOCKET_PATH_MAX
+
+    session_module = importlib.import_module("rsp.spark.session")  # rsp.spark.session is the function
+    monkeypatch.delenv("RSP_SPARK_UNIX_SOCKETS", raising=False)
+    short = tempfile.mkdtemp(prefix="s", dir="/tmp")
+    deep = tmp_path / ("d" * 120)
+    deep.mkdir()
+    try:
+        options = session_module.unix_sockets(short)
+        assert options == {
+            "spark.python.unix.domain.socket.enabled": "true",
+            "spark.python.unix.domain.socket.dir": short,
+        }
+        for scratch in (str(deep), None):
+            own = session_module.unix_sockets(scratch)["spark.python.unix.domain.socket.dir"]
+            try:
+                assert own != str(deep) and os.path.isdir(own)
+                assert len(os.path.join(own, "x" * session_module.UNIX_SOCKET_NAME)) <= SOCKET_PATH_MAX
+            finally:
+                shutil.rmtree(own, ignore_errors=True)
+        monkeypatch.setenv("RSP_SPARK_UNIX_SOCKETS", "0")
+        assert session_module.unix_sockets(short) == {}
+        monkeypatch.delenv("RSP_SPARK_UNIX_SOCKETS")
+        monkeypatch.setattr(session_module.os, "name", "nt")
+        assert session_module.unix_sockets(short) == {}
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
 class _SessionChosen(Exception):
     pass
 

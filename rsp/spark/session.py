@@ -7,10 +7,12 @@ this interpreter, and the JIT's C2 tier kept for code ten times as hot as by def
 (:data:`C2_LATER`), or the JIT at C1 alone for a JVM that only reads lines (:func:`jit_options`;
 ``RSP_SPARK_FAST_START=1`` or ``0`` chooses either for every session); ``RSP_SPARK_JAVA_OPTIONS`` adds
 JVM options. A collect's total has no cap, and a local session's tasks hand their results to the
-driver directly (:data:`LOCAL_RESULTS`). The JVM maps an archive of the classes it loads, made once in
-the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it off). PySpark's DataFrame debugging
-(a call site recorded for every DataFrame call) is off, and the helpers PySpark's first JVM call imports
-(pandas among them) are imported on a thread while the JVM starts.
+driver directly (:data:`LOCAL_RESULTS`), and its JVM talks to the Python workers over Unix sockets
+(:func:`unix_sockets`; ``RSP_SPARK_UNIX_SOCKETS=0`` keeps Spark's TCP). The JVM maps an archive of
+the classes it loads, made once in the background (:mod:`rsp.spark.cds`; ``RSP_SPARK_CDS=0`` turns it
+off). PySpark's DataFrame debugging (a call site recorded for every DataFrame call) is off, and the
+helpers PySpark's first JVM call imports (pandas among them) are imported on a thread while the JVM
+starts.
 
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
@@ -95,6 +97,35 @@ every ``maxRecordsPerBatch`` rows (10,000). Below this value Spark measures the 
 every row it writes (``ArrowWriter.sizeInBytes`` over each column); round robin, three rounds, ``rsp
 spark --partition-by`` over 1M triples: one micro-batch 6.7 → 6.1 s best in the query, ten 9.1 → 8.4 s,
 faster in every round (docs/spark.md, *Session settings*)."""
+
+UNIX_SOCKET_NAME = len(".00000000-0000-0000-0000-000000000000.sock")
+"""The length of the name Spark gives a Unix socket in its folder (a UUID)."""
+
+
+def unix_sockets(scratch: str | None = None) -> dict[str, str]:
+    """The options of a local session whose JVM and Python workers (and the driver's collects) talk over
+    Unix sockets instead of loopback TCP, in ``scratch`` (Spark's local folder, removed with it), or in a
+    folder of their own, removed as this process exits, when there is none or its sockets' paths would
+    be too long (:data:`rsp.spark.hosts.SOCKET_PATH_MAX`). None on a platform without them, or with
+    ``RSP_SPARK_UNIX_SOCKETS=0``.
+
+    Over TCP, a partition's step task waited ≈ 40 ms for the rows of a small micro-batch (the worker's
+    read of the JVM's batches, timed in the worker; over a Unix socket 0.3-10 ms): ten micro-batches of
+    20 lines with ``--partition-by`` went from 4.2 to 3.9 s in the query, best of three rounds round
+    robin (docs/spark.md, *Session settings*)."""
+    from rsp.spark.hosts import SOCKET_PATH_MAX
+
+    if os.name != "posix" or os.environ.get("RSP_SPARK_UNIX_SOCKETS") == "0":
+        return {}
+    folder = scratch
+    if folder is None or len(os.path.join(folder, "x" * UNIX_SOCKET_NAME)) > SOCKET_PATH_MAX:
+        root = tempfile.gettempdir()
+        if len(os.path.join(root, "rsp-sockets-xxxxxxxx", "x" * UNIX_SOCKET_NAME)) > SOCKET_PATH_MAX:
+            root = "/tmp"
+        folder = tempfile.mkdtemp(prefix="rsp-sockets-", dir=root)
+        atexit.register(shutil.rmtree, folder, True)
+    return {"spark.python.unix.domain.socket.enabled": "true", "spark.python.unix.domain.socket.dir": folder}
+
 
 SHUFFLE_PARTITIONS = 2
 """A new session's ``spark.sql.shuffle.partitions`` (the partitions of ``--partition-by``)."""
@@ -194,6 +225,8 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
             options["spark.local.dir"] = tempfile.mkdtemp(prefix="rsp-spark-local-")
             java_options = f"{java_options} -Djava.io.tmpdir={options['spark.local.dir']}"
             options["spark.driver.extraJavaOptions"] = java_options
+        if local:
+            options.update(unix_sockets(options.get("spark.local.dir")))
     elif master is not None:
         options["spark.master"] = master
     if launch:

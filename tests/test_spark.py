@@ -400,6 +400,37 @@ def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path
     assert "4 micro-batch(es)" in spark_err
 
 
+def test_a_local_checkpoints_logs_go_through_spark_file_system_manager(spark, tmp_path: Path) -> None:
+    """A run's checkpoint on this machine's file system gets Spark's logs written through Hadoop's
+    ``FileSystem`` (rsp.spark.pipeline.LOCAL_LOGS), and the run writes what ``rsp run`` writes; a
+    checkpoint elsewhere keeps Spark's default. (Runs killed and started again with such checkpoints:
+    tests/test_spark_checkpoint.py.)"""
+    from rsp.spark.pipeline import LOCAL_LOGS, local_logs_manager
+
+    key = "spark.sql.streaming.checkpointFileManagerClass"
+    assert local_logs_manager(spark, str(tmp_path / "elsewhere")) == LOCAL_LOGS[0]
+    assert local_logs_manager(spark, f"file://{tmp_path}/elsewhere") == LOCAL_LOGS[0]
+    assert local_logs_manager(spark, "nosuchscheme://host/checkpoint") is None
+    parts = out_of_order_parts(4)
+    lines = [line for part in parts for line in part]
+    query = tmp_path / "sums.rq"
+    query.write_text(SUM_QUERY)
+    stream = tmp_path / "all.nt"
+    stream.write_text("".join(lines))
+    incoming, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
+    write_parts(incoming, lines, len(parts), ".nt")
+    expected = _cli(tmp_path, "run", str(query), "--stream", f"http://ex.org/s={stream}", "--quiet")
+    spark.conf.unset(key)
+    try:
+        got = _cli(tmp_path, "spark", str(query), "--stream", f"http://ex.org/s={incoming}", "--available-now",
+                   "--max-files-per-trigger", "1", "--checkpoint", str(checkpoint), "--quiet")  # fmt: skip
+        assert spark.conf.get(key) == LOCAL_LOGS[0]
+    finally:
+        spark.conf.unset(key)
+    assert got == expected
+    assert sorted(p.name for p in (checkpoint / "spark" / "commits").iterdir()) == ["0", "1", "2", "3"]
+
+
 def test_the_driver_jvm_keeps_c2_for_code_ten_times_as_hot(spark) -> None:
     """A new session's JVM runs with the C2 thresholds of rsp.spark.session.C2_LATER (ten times the
     JVM's defaults), as the JVM itself reports them."""

@@ -357,6 +357,7 @@ def _drive(
                 processing_time=args.trigger,
                 checkpoint=None if checkpoint is None else checkpoint.spark_location,
                 name=None,
+                local_logs=True,
             )
             try:
                 while query.isActive and not stop.requested.is_set():

@@ -79,6 +79,9 @@ class _Driver(resident_driver.ResidentMerger):
     def warm(self) -> None:
         pass  # no engine hosts, no Spark job
 
+    def keyed(self, batch: list[Element]) -> list[Element]:
+        return batch  # each element goes to its partition in _run
+
     def lead(self, batch: list[Element]) -> tuple | None:
         """The first element one engine takes: the first in time order, arrival order among equals."""
         if not batch:
@@ -130,7 +133,6 @@ def _partitioned(
 ) -> tuple[dict[int, list[str]], int]:
     monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
     monkeypatch.setattr(resident, "_REGISTRY", {})
-    monkeypatch.setattr(resident, "keyed_rows", lambda frame, _plan, _ticks: frame)
     plan = KeyPlan("v", ((f"<{EX}speed>", 0),))
     job = Job(QUERY, "sums.rq", (STREAM,), plan, 1000)
     answers: dict[int, list[str]] = {}

@@ -558,36 +558,48 @@ def test_saved_key_cases(spark) -> None:
 
 
 def _check_key_columns(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
+    """Both ways of keying a micro-batch's lines against the definition (:func:`_expected_keys`): Spark's
+    regex parse then Spark SQL (``keyed_rows``), and the lines parsed and keyed in the tasks' Python
+    workers (``keyed_lines``, what ``rsp spark --partition-by`` runs)."""
     from functools import reduce
 
     from rsp.spark.source import parse_lines
 
-    frames = []
+    spark_keyed, task_keyed = [], []
     for index, (plan, lines) in enumerate(cases):
         frame = spark.createDataFrame(
             [(line, "file:///in/s.nt", None, 0, None) for line in lines],
             "value string, file string, file_time timestamp, block long, arrival long",
         ).coalesce(1)
+        raw = frame.withColumn("stream", F.lit(index))
         parsed = parse_lines(frame).withColumn("stream", F.lit(index))
-        frames.append(resident.keyed_rows(parsed, plan, TICKS))
-    keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
-    for index, (plan, lines) in enumerate(cases):
-        with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
-            rows = [r for r in keyed if r.stream == index]
-            got = [(r.key, r.time, r.s, r.p, r.o, None, False) for r in rows if r.line is None]
-            unparsed = [r for r in rows if r.line is not None]
-            # a line Spark's regex did not take goes to every partition, once, under its tick key
-            assert sorted(r.key for r in unparsed) == sorted(TICKS * (len(unparsed) // len(TICKS)))
-            for partition, tick in enumerate(TICKS):
-                table = pa.Table.from_pylist([r.asDict() for r in unparsed if r.key == tick])
-                if not table.num_rows:
-                    continue
-                elements, rejects = resident.recheck_rows(table, plan, partition, len(TICKS))
-                for time, _stream, s, p, o in zip(*elements.to_pydict().values(), strict=True):
-                    got.append((plan.key(s, p, o), time, s, p, o, None, False))
-                    assert partition_of(plan.key(s, p, o), len(TICKS)) == partition
-                got.extend((REJECT_KEY, None, None, None, None, r["line"], True) for r in rejects)
-            assert sorted(got, key=repr) == _expected_keys(plan, lines)
+        spark_keyed.append(resident.keyed_rows(parsed, plan, TICKS))
+        task_keyed.append(resident.keyed_lines(raw, plan, TICKS))
+    for frames in (spark_keyed, task_keyed):
+        keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
+        for index, (plan, lines) in enumerate(cases):
+            with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
+                assert _keyed_elements([r for r in keyed if r.stream == index], plan) == _expected_keys(plan, lines)
+
+
+def _keyed_elements(rows: list, plan: KeyPlan) -> list[tuple]:
+    """One stream's keyed rows as :func:`_expected_keys` has them: each line a regex took with its key,
+    and each line it did not take read by a partition's step (``recheck_rows``) as an element of that
+    partition's keys, or reported (partition 0) when malformed."""
+    got = [(r.key, r.time, r.s, r.p, r.o, None, False) for r in rows if r.line is None]
+    unparsed = [r for r in rows if r.line is not None]
+    # a line the regex did not take goes to every partition, once, under its tick key
+    assert sorted(r.key for r in unparsed) == sorted(TICKS * (len(unparsed) // len(TICKS)))
+    for partition, tick in enumerate(TICKS):
+        table = pa.Table.from_pylist([r.asDict() for r in unparsed if r.key == tick])
+        if not table.num_rows:
+            continue
+        elements, rejects = resident.recheck_rows(table, plan, partition, len(TICKS))
+        for at, _stream, s, p, o in zip(*elements.to_pydict().values(), strict=True):
+            got.append((plan.key(s, p, o), at, s, p, o, None, False))
+            assert partition_of(plan.key(s, p, o), len(TICKS)) == partition
+        got.extend((REJECT_KEY, None, None, None, None, r["line"], True) for r in rejects)
+    return sorted(got, key=repr)
 
 
 TICKS = [resident.TICK + str(i) for i in range(3)]

@@ -172,8 +172,9 @@ def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -
     merger = ResidentMerger(spark, job, query.name, query.variables, query.step, emit, reject, logs=logs)
     merger.after_batch.append(after)
     _resume(args, merger, checkpoint)
+    # the lines as Spark reads them: the tasks parse and key them (rsp.spark.resident.keyed_lines)
     frames = [
-        read_stream(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
+        read_lines(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
     ]
     _drive(args, merger, union(frames), checkpoint, stop)
     writer.close()

@@ -3,12 +3,13 @@ Python workers across micro-batches, and a micro-batch costs what its triples co
 
 Each micro-batch (``foreachBatch``) is one Spark job:
 
-1. the stream's parsed lines are keyed in Spark SQL (:func:`keyed_rows`, :func:`key_column`: the
-   subject or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says), no Python on
-   the way; the few lines Spark's regex did not take go to every partition under its tick key, and
-   each partition's step parses them with rsp's parser (:func:`recheck_rows`), keeps the elements of
-   the keys Spark's shuffle gives it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the
-   malformed ones;
+1. the stream's lines, as Spark reads them, are parsed and keyed in the tasks' Python workers
+   (:func:`keyed_lines`: Arrow's RE2 takes the terms and time, :func:`arrow_key` the key, the subject
+   or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says; lines Spark already
+   parsed are keyed in Spark SQL by :func:`keyed_rows` and :func:`key_column`); the few lines the
+   pattern did not take go to every partition under its tick key, and each partition's step parses
+   them with rsp's parser (:func:`recheck_rows`), keeps the elements of the keys Spark's shuffle gives
+   it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the malformed ones;
 2. the rows are hash-partitioned by key into ``N`` partitions (``spark.sql.shuffle.partitions``; every
    partition runs even without data, and a job Spark leaves out over an input it knows empty runs again
    with one *tick* row per partition, ``ResidentMerger._run``), and ``mapInArrow`` runs
@@ -54,6 +55,12 @@ from rsp.spark.partitioned import Job, Merger
 TICK = "\u0000tick"
 """Keys of the tick rows (one per partition: every partition runs in every micro-batch)."""
 ROW_COLUMNS = ("key", "time", "stream", "s", "p", "o", "line", "file", "arrival")
+ROW_SCHEMA = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
+                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
+                        ("arrival", pa.int64())])  # fmt: skip
+"""A micro-batch's keyed rows (:data:`ROW_COLUMNS`), as the partitions' steps take them."""
+ROW_DDL = ("key string, time long, stream int, s string, p string, o string, line string, file string, "
+           "arrival long")  # fmt: skip
 LOG_SCHEMA = pa.schema([("time", pa.int64()), ("stream", pa.int32()), ("s", pa.string()),
                         ("p", pa.string()), ("o", pa.string())])  # fmt: skip
 
@@ -110,6 +117,73 @@ def keyed_columns(plan: KeyPlan, ticks: list[str], stream: bool = True) -> list[
             F.when(unparsed, F.col("arrival")).alias("arrival"),
         ]  # fmt: skip
     return _KEYED[cache]
+
+
+def keyed_lines(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
+    """A stream's lines as Spark reads them (``value``, ``file``, ``arrival`` and ``stream``:
+    :func:`rsp.spark.source.read_lines`) parsed and keyed in the tasks' Python workers, the rows
+    :func:`keyed_rows` gives for the same lines parsed by Spark: Arrow's RE2 takes the terms and time
+    (:func:`rsp.spark.lines.parse`, the driver's parse without ``--partition-by``) and :func:`arrow_key`
+    the key. Lines it does not take go to every partition under its tick key, with their text, file and
+    arrival time, for the partition's step to parse (:func:`recheck_rows`).
+
+    Spark's regex parse cost more, warm and cold: a static job over 1M lines (read, parse, key, shuffle,
+    ``noop`` write; four runs in one session) took 3.69, 1.66, 1.38, 1.31 s with Spark's regex and
+    3.38, 1.10, 1.12, 1.07 s with this (docs/spark.md, *What bounds ten micro-batches*)."""
+    columns = [name for name in ("value", "file", "arrival", "stream") if name in frame.columns]
+    return frame.select(*columns).mapInArrow(line_keyer(plan, ticks), ROW_DDL)
+
+
+def line_keyer(plan: KeyPlan, ticks: list[str]):
+    """The function :func:`keyed_lines` maps over the lines' Arrow batches."""
+
+    def add_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from rsp.spark.lines import parse
+
+        for batch in batches:
+            table = parse(pa.Table.from_batches([batch]))  # blank and comment lines left out
+            if table.num_rows:
+                yield from keyed_table(table, plan, ticks).to_batches()
+
+    return add_keys
+
+
+def keyed_table(table: pa.Table, plan: KeyPlan, ticks: list[str]) -> pa.Table:
+    """Parsed lines (``s``, ``p``, ``o``, ``time``, ``line``, ``file``, ``arrival``, maybe ``stream``)
+    as :data:`ROW_SCHEMA` rows: a taken line under its key (none: no pattern can match it, left out), a
+    line not taken (``line`` set) once under each tick key."""
+    n = table.num_rows
+    s, p, o, time, line = (table.column(name).combine_chunks() for name in ("s", "p", "o", "time", "line"))
+    stream = (table.column("stream").combine_chunks().cast(pa.int32()) if "stream" in table.column_names
+              else pa.repeat(pa.scalar(0, pa.int32()), n))  # fmt: skip
+    key = arrow_key(plan, s, p, o)
+    unparsed = line.is_valid()
+    nothing, no_time = pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())
+    taken = pa.table([key, time, stream, s, p, o, nothing, nothing, no_time], schema=ROW_SCHEMA)
+    parts = [taken.filter(pc.and_(pc.invert(unparsed), key.is_valid()))]
+    if pc.any(unparsed).as_py():
+        file, arrival = (table.column(name).combine_chunks() for name in ("file", "arrival"))
+        rest = pa.table([key, time, stream, s, p, o, line, file, arrival], schema=ROW_SCHEMA).filter(unparsed)
+        parts.extend(rest.set_column(0, "key", pa.repeat(pa.scalar(tick, pa.string()), rest.num_rows))
+                     for tick in ticks)  # fmt: skip
+    return pa.concat_tables(parts)
+
+
+def arrow_key(plan: KeyPlan, s: pa.Array, p: pa.Array, o: pa.Array) -> pa.Array:
+    """:func:`key_column` over Arrow arrays of terms: the first case of the plan that holds gives the key
+    (null: none holds)."""
+    conditions, values = [], []
+    for cls, place in plan.classes:
+        conditions.append(pc.and_(pc.equal(p, RDF_TYPE), pc.equal(o, cls)))
+        values.append(s if place == 0 else o)
+    for predicate, place in plan.positions:
+        conditions.append(pc.equal(p, predicate))
+        values.append(s if place == 0 else o)
+    if not conditions:
+        return pa.nulls(len(s), pa.string())
+    names = [str(index) for index in range(len(conditions))]
+    cases = pa.StructArray.from_arrays([pc.fill_null(c, False) for c in conditions], names)
+    return pc.case_when(cases, *values)
 
 
 def recheck_rows(
@@ -520,4 +594,4 @@ def _warm_function(run: str, driver: tuple[str, int], job):
     return warm
 
 
-__all__ = ["Clock", "key_column", "keyed_rows"]
+__all__ = ["Clock", "key_column", "keyed_lines", "keyed_rows"]

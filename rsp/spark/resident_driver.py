@@ -79,7 +79,11 @@ class ResidentMerger(Merger):
         rows.mapInArrow(resident._warm_function(self.run, self.driver, self.job), OUTPUT_SCHEMA).collect()
 
     def keyed(self, batch: DataFrame) -> DataFrame:
-        """A micro-batch's rows with their key (:func:`keyed_rows`)."""
+        """A micro-batch's rows with their key: its lines as Spark read them parsed and keyed in the tasks
+        (:func:`keyed_lines`), or, the lines already parsed by Spark's regex, keyed in Spark SQL
+        (:func:`keyed_rows`)."""
+        if "value" in batch.columns:
+            return resident.keyed_lines(batch, self.job.plan, self.ticks)
         return resident.keyed_rows(batch, self.job.plan, self.ticks)
 
     def clock(self, batch: DataFrame | None = None) -> resident.Clock:
@@ -93,7 +97,11 @@ class ResidentMerger(Merger):
     def lead(self, batch: DataFrame) -> tuple | None:
         """The micro-batch's first element a partition takes, ``(time, stream, s, p, o)``, in the order
         one engine takes them (time, stream, file, place in the file): one small Spark job, run only
-        while no instant is closed (the first micro-batches)."""
+        while no instant is closed (the first micro-batches), over the lines parsed by Spark's regex."""
+        if "value" in batch.columns:
+            from rsp.spark.source import parse_lines
+
+            batch = parse_lines(batch)
         key = resident.key_column(self.job.plan, F.col("s"), F.col("p"), F.col("o"))
         stream = F.col("stream") if "stream" in batch.columns else F.lit(0)
         place = [F.col(n) for n in ("file_time", "file", "block") if n in batch.columns]

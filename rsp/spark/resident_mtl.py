@@ -33,16 +33,11 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from rsp.errors import LateElementError, RspError
-from rsp.spark.resident import ROW_COLUMNS, Clock
+from rsp.spark.resident import ROW_COLUMNS, ROW_DDL, ROW_SCHEMA, Clock
 from rsp.spark.resident_driver import ResidentMerger
 
 LINE_SCHEMA = pa.schema([("time", pa.int64()), ("line", pa.string())])
 """A partition's facts: the floor of the left end (the recovery log's order) and the fact's line."""
-ROW_SCHEMA = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
-                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
-                        ("arrival", pa.int64())])  # fmt: skip
-ROW_DDL = ("key string, time long, stream int, s string, p string, o string, line string, file string, "
-           "arrival long")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -29,17 +29,12 @@ from pyspark.sql import DataFrame
 
 from rsp.lars.partition import AtomKeys
 from rsp.spark.partitioned import ProgramMerger
-from rsp.spark.resident import ROW_COLUMNS, TICK, Clock
+from rsp.spark.resident import ROW_COLUMNS, ROW_DDL, ROW_SCHEMA, TICK, Clock
 from rsp.spark.resident_driver import ResidentMerger
 
 ATOM_LOG_SCHEMA = pa.schema([("time", pa.int64()), ("pred", pa.string()), ("args", pa.string())])
 """A program partition's elements: an atom (``pred``, ``args`` as JSON) or, ``args`` null, a time point
 of the timeline (a bare time line, ``pred`` null too, or an atom no keyed rule reads)."""
-ROW_SCHEMA = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
-                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
-                        ("arrival", pa.int64())])  # fmt: skip
-ROW_DDL = ("key string, time long, stream int, s string, p string, o string, line string, file string, "
-           "arrival long")  # fmt: skip
 STATIC_REASON = "{pred} has facts in the program: a partitioned run takes no stream atoms of it"
 
 

@@ -137,8 +137,10 @@ C1_ONLY = "-XX:TieredStopAtLevel=1"
 
 
 def jit_options(parses: bool = True) -> str:
-    """The JIT options of a JVM rsp launches: :data:`C2_LATER` for a JVM whose tasks parse lines (the
-    partitioned path's regex, atom streams' times: C2 makes those loops about twice as fast), else
+    """The JIT options of a JVM rsp launches: :data:`C2_LATER` for a JVM whose tasks do more than read
+    lines (``--partition-by``: the shuffle and the Arrow hand-over to the steps, atom streams' times; C2
+    makes those loops about twice as fast, and with the lines keyed in the Python workers the JVM at C1
+    alone was still slower: 9.8 against 9.2 s in the query, docs/spark.md), else
     :data:`C1_ONLY`, which starts faster and leaves the cores to the driver. ``RSP_SPARK_FAST_START``
     decides instead when set: ``1`` C1 only, ``0`` C2 as for parsing.
 

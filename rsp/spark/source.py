@@ -144,7 +144,8 @@ def read_lines(
 
 def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
     """Raw lines (``value``, ``file``, ``file_time``, ``block``, ``arrival``: a stream or a static
-    frame) parsed and timestamped as :func:`read_stream` describes."""
+    frame) parsed and timestamped as :func:`read_stream` describes (N-Triples lines keep a ``stream``
+    column)."""
     if kind == "ntriples":
         # one regex pass per line: a matching line is rewritten to 's^Ap^Ao^Atime' and split. The rewrite
         # and the split are columns of their own, so that the (costly) regex runs once per line, not once
@@ -174,6 +175,7 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
             "file_time",
             "block",
             "arrival",
+            *(["stream"] if "stream" in lines.columns else []),  # a union's (rsp.spark.pipeline.union)
         )
     if kind == "atoms":
         time = F.coalesce(_group(ATOM_TIME, 1), _group(TIME, 1)).try_cast("long")

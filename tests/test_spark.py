@@ -376,9 +376,8 @@ COUNTS = re.compile(r"[\d,]+ lines, [\d,]+ triples in [\d,]+ instants, [\d,]+ re
 LATE = re.compile(r"late element at time \d+ \(instant \d+ is already closed\), dropped")
 
 
-def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path: Path, capsys) -> None:
-    """Four files, one per micro-batch: the records, the late elements reported (time and closed
-    instant) and the counts are rsp run's over the lines in the order they arrive."""
+def _sums_stream(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """SUM_QUERY, and four out-of-order parts as one file and as a folder of four files."""
     parts = out_of_order_parts(4)
     lines = [line for part in parts for line in part]
     query = tmp_path / "sums.rq"
@@ -387,6 +386,13 @@ def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path
     stream.write_text("".join(lines))
     incoming = tmp_path / "in"
     write_parts(incoming, lines, len(parts), ".nt")
+    return query, stream, incoming
+
+
+def test_out_of_order_and_late_elements_across_micro_batches_as_rsp_run(tmp_path: Path, capsys) -> None:
+    """Four files, one per micro-batch: the records, the late elements reported (time and closed
+    instant) and the counts are rsp run's over the lines in the order they arrive."""
+    query, stream, incoming = _sums_stream(tmp_path)
     capsys.readouterr()
     expected = _cli(tmp_path, "run", str(query), "--stream", f"http://ex.org/s={stream}")
     run_err = capsys.readouterr().err
@@ -411,14 +417,8 @@ def test_a_local_checkpoints_logs_go_through_spark_file_system_manager(spark, tm
     assert local_logs_manager(spark, str(tmp_path / "elsewhere")) == LOCAL_LOGS[0]
     assert local_logs_manager(spark, f"file://{tmp_path}/elsewhere") == LOCAL_LOGS[0]
     assert local_logs_manager(spark, "nosuchscheme://host/checkpoint") is None
-    parts = out_of_order_parts(4)
-    lines = [line for part in parts for line in part]
-    query = tmp_path / "sums.rq"
-    query.write_text(SUM_QUERY)
-    stream = tmp_path / "all.nt"
-    stream.write_text("".join(lines))
-    incoming, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
-    write_parts(incoming, lines, len(parts), ".nt")
+    query, stream, incoming = _sums_stream(tmp_path)
+    checkpoint = tmp_path / "checkpoint"
     expected = _cli(tmp_path, "run", str(query), "--stream", f"http://ex.org/s={stream}", "--quiet")
     spark.conf.unset(key)
     try:

@@ -118,7 +118,7 @@ class _MergesLast:
 
 
 def _table(elements: list[Element]) -> pa.Table:
-    """A partition's rows as keyed_rows gives them (in arrival order), with its tick row."""
+    """A partition's rows as keyed_lines gives them (in arrival order), with its tick row."""
     rows = [{"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None,
              "arrival": None} for t, s, p, o in elements]  # fmt: skip
     rows.append({"key": resident.TICK, **{name: None for name in resident.ROW_COLUMNS[1:]}})

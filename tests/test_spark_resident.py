@@ -1,7 +1,7 @@
 """The resident partition engines of ``rsp spark --partition-by`` (rsp/spark/resident.py):
 
-* the key each line gets (Spark SQL's :func:`rsp.spark.resident.keyed_rows` after Spark's regex parse;
-  for the lines the regex did not take, rsp's parser in every partition's step,
+* the key each line gets (:func:`rsp.spark.resident.keyed_lines`, Arrow's parse and key in the tasks;
+  for the lines the pattern did not take, rsp's parser in every partition's step,
   :func:`rsp.spark.resident.recheck_rows`) equals :meth:`rsp.query.partition.KeyPlan.key` of the triple
   rsp's N-Triples parser reads, on generated plans and lines (one local SparkSession), and a partition
   keeps exactly the keys Spark's hash partitioning gives it (:mod:`rsp.spark.hashing` against Spark's
@@ -74,7 +74,7 @@ class _Task:
 
 
 def _table(elements: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
-    """A micro-batch's rows for one partition, as keyed_rows gives them (plus the tick row)."""
+    """A micro-batch's rows for one partition, as keyed_lines gives them (plus the tick row)."""
     rows = [
         {"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None, "arrival": None}
         for t, s, p, o in elements
@@ -558,28 +558,21 @@ def test_saved_key_cases(spark) -> None:
 
 
 def _check_key_columns(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
-    """Both ways of keying a micro-batch's lines against the definition (:func:`_expected_keys`): Spark's
-    regex parse then Spark SQL (``keyed_rows``), and the lines parsed and keyed in the tasks' Python
-    workers (``keyed_lines``, what ``rsp spark --partition-by`` runs)."""
+    """The lines parsed and keyed in the tasks' Python workers (``keyed_lines``, what ``rsp spark
+    --partition-by`` runs) against the definition (:func:`_expected_keys`)."""
     from functools import reduce
 
-    from rsp.spark.source import parse_lines
-
-    spark_keyed, task_keyed = [], []
+    frames = []
     for index, (plan, lines) in enumerate(cases):
         frame = spark.createDataFrame(
             [(line, "file:///in/s.nt", None, 0, None) for line in lines],
             "value string, file string, file_time timestamp, block long, arrival long",
         ).coalesce(1)
-        raw = frame.withColumn("stream", F.lit(index))
-        parsed = parse_lines(frame).withColumn("stream", F.lit(index))
-        spark_keyed.append(resident.keyed_rows(parsed, plan, TICKS))
-        task_keyed.append(resident.keyed_lines(raw, plan, TICKS))
-    for frames in (spark_keyed, task_keyed):
-        keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
-        for index, (plan, lines) in enumerate(cases):
-            with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
-                assert _keyed_elements([r for r in keyed if r.stream == index], plan) == _expected_keys(plan, lines)
+        frames.append(resident.keyed_lines(frame.withColumn("stream", F.lit(index)), plan, TICKS))
+    keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
+    for index, (plan, lines) in enumerate(cases):
+        with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
+            assert _keyed_elements([r for r in keyed if r.stream == index], plan) == _expected_keys(plan, lines)
 
 
 def _keyed_elements(rows: list, plan: KeyPlan) -> list[tuple]:

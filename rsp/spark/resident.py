@@ -5,8 +5,7 @@ Each micro-batch (``foreachBatch``) is one Spark job:
 
 1. the stream's lines, as Spark reads them, are parsed and keyed in the tasks' Python workers
    (:func:`keyed_lines`: Arrow's RE2 takes the terms and time, :func:`arrow_key` the key, the subject
-   or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says; lines Spark already
-   parsed are keyed in Spark SQL by :func:`keyed_rows` and :func:`key_column`); the few lines the
+   or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says); the few lines the
    pattern did not take go to every partition under its tick key, and each partition's step parses
    them with rsp's parser (:func:`recheck_rows`), keeps the elements of the keys Spark's shuffle gives
    it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the malformed ones;
@@ -82,54 +81,18 @@ def key_column(plan: KeyPlan, s: Column, p: Column, o: Column) -> Column:
     return F.lit(None).cast("string") if key is None else key
 
 
-def keyed_rows(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
-    """A parsed stream's rows with their key, in Spark SQL alone (see the module docstring, step 1): a
-    line Spark's regex took gets its key (rows no pattern can match are left out); a line it did not
-    take goes to every partition, under the partition's tick key ``ticks[i]``, with its text, file and
-    arrival time, for the partition's step to parse (:func:`recheck_rows`)."""
-    return frame.select(*keyed_columns(plan, ticks, "stream" in frame.columns))
-
-
-_KEYED: dict[tuple, list[Column]] = {}
-"""The columns of :func:`keyed_columns` by plan, ticks, stream column and JVM gateway."""
-
-
-def keyed_columns(plan: KeyPlan, ticks: list[str], stream: bool = True) -> list[Column]:
-    """The columns :func:`keyed_rows` selects (``stream``: whether the frame has a ``stream`` column).
-    They name columns, not a frame's: made once and used for every micro-batch (making them took
-    50-130 ms of py4j calls per micro-batch)."""
-    from pyspark import SparkContext
-
-    cache = (plan, tuple(ticks), stream, SparkContext._gateway)  # a new JVM: new columns
-    if cache not in _KEYED:
-        if len(_KEYED) > 64:
-            _KEYED.clear()
-        unparsed = F.col("line").isNotNull()
-        key = key_column(plan, F.col("s"), F.col("p"), F.col("o"))
-        keys = F.when(unparsed, F.array(*(F.lit(t) for t in ticks))).when(key.isNotNull(), F.array(key))
-        _KEYED[cache] = [
-            F.explode(keys).alias("key"),
-            F.col("time"),
-            (F.col("stream") if stream else F.lit(0)).cast("int").alias("stream"),
-            F.col("s"), F.col("p"), F.col("o"),
-            F.when(unparsed, F.col("line")).alias("line"),
-            F.when(unparsed, F.col("file")).alias("file"),
-            F.when(unparsed, F.col("arrival")).alias("arrival"),
-        ]  # fmt: skip
-    return _KEYED[cache]
-
-
 def keyed_lines(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
     """A stream's lines as Spark reads them (``value``, ``file``, ``arrival`` and ``stream``:
-    :func:`rsp.spark.source.read_lines`) parsed and keyed in the tasks' Python workers, the rows
-    :func:`keyed_rows` gives for the same lines parsed by Spark: Arrow's RE2 takes the terms and time
+    :func:`rsp.spark.source.read_lines`) parsed and keyed in the tasks' Python workers: Arrow's RE2
+    takes the terms and time
     (:func:`rsp.spark.lines.parse`, the driver's parse without ``--partition-by``) and :func:`arrow_key`
     the key. Lines it does not take go to every partition under its tick key, with their text, file and
     arrival time, for the partition's step to parse (:func:`recheck_rows`).
 
-    Spark's regex parse cost more, warm and cold: a static job over 1M lines (read, parse, key, shuffle,
-    ``noop`` write; four runs in one session) took 3.69, 1.66, 1.38, 1.31 s with Spark's regex and
-    3.38, 1.10, 1.12, 1.07 s with this (docs/spark.md, *What bounds ten micro-batches*)."""
+    Spark's regex parse and a Spark SQL key (:func:`key_column`), as rsp keyed before, cost more, warm
+    and cold: a static job over 1M lines (read, parse, key, shuffle, ``noop`` write; four runs in one
+    session) took 3.69, 1.66, 1.38, 1.31 s that way and 3.38, 1.10, 1.12, 1.07 s with this
+    (docs/spark.md, *What bounds ten micro-batches*)."""
     columns = [name for name in ("value", "file", "arrival", "stream") if name in frame.columns]
     return frame.select(*columns).mapInArrow(line_keyer(plan, ticks), ROW_DDL)
 
@@ -594,4 +557,4 @@ def _warm_function(run: str, driver: tuple[str, int], job):
     return warm
 
 
-__all__ = ["Clock", "key_column", "keyed_lines", "keyed_rows"]
+__all__ = ["Clock", "key_column", "keyed_lines"]

@@ -3,7 +3,7 @@ side): :class:`ResidentMerger` runs each micro-batch's Spark job over the partit
 with the stream's clock for every partition, and merges their answers into the instants it writes,
 once every partition has closed them, on a thread of its own that follows Spark's jobs.
 
-The executor side's functions are used through their module (``resident.keyed_rows`` and so on), the
+The executor side's functions are used through their module (``resident.keyed_lines`` and so on), the
 one place a test replaces them.
 """
 
@@ -79,12 +79,8 @@ class ResidentMerger(Merger):
         rows.mapInArrow(resident._warm_function(self.run, self.driver, self.job), OUTPUT_SCHEMA).collect()
 
     def keyed(self, batch: DataFrame) -> DataFrame:
-        """A micro-batch's rows with their key: its lines as Spark read them parsed and keyed in the tasks
-        (:func:`keyed_lines`), or, the lines already parsed by Spark's regex, keyed in Spark SQL
-        (:func:`keyed_rows`)."""
-        if "value" in batch.columns:
-            return resident.keyed_lines(batch, self.job.plan, self.ticks)
-        return resident.keyed_rows(batch, self.job.plan, self.ticks)
+        """A micro-batch's lines, as Spark read them, parsed and keyed in the tasks (:func:`keyed_lines`)."""
+        return resident.keyed_lines(batch, self.job.plan, self.ticks)
 
     def clock(self, batch: DataFrame | None = None) -> resident.Clock:
         """The global clock before the next micro-batch (the one of a single engine; see
@@ -98,10 +94,9 @@ class ResidentMerger(Merger):
         """The micro-batch's first element a partition takes, ``(time, stream, s, p, o)``, in the order
         one engine takes them (time, stream, file, place in the file): one small Spark job, run only
         while no instant is closed (the first micro-batches), over the lines parsed by Spark's regex."""
-        if "value" in batch.columns:
-            from rsp.spark.source import parse_lines
+        from rsp.spark.source import parse_lines
 
-            batch = parse_lines(batch)
+        batch = parse_lines(batch)
         key = resident.key_column(self.job.plan, F.col("s"), F.col("p"), F.col("o"))
         stream = F.col("stream") if "stream" in batch.columns else F.lit(0)
         place = [F.col(n) for n in ("file_time", "file", "block") if n in batch.columns]

@@ -111,7 +111,7 @@ def _parse(line: str):
 
 def keyed_facts(frame: DataFrame, keys: MtlKeys, ticks: list[str]) -> DataFrame:
     """Fact lines (``read_stream(kind="atoms")``) as keyed rows (the columns of
-    :func:`rsp.spark.resident.keyed_rows`, the line kept for the partition's step)."""
+    :func:`rsp.spark.resident.keyed_lines`, the line kept for the partition's step)."""
     return frame.select("line", "file").mapInArrow(fact_keyer(keys, ticks), ROW_DDL)
 
 

@@ -40,7 +40,7 @@ STATIC_REASON = "{pred} has facts in the program: a partitioned run takes no str
 
 def keyed_atoms(frame: DataFrame, keys: AtomKeys, ticks: list[str]) -> DataFrame:
     """An atom stream's lines (``read_stream(kind="atoms")``) as keyed rows (the columns of
-    :func:`rsp.spark.resident.keyed_rows`, the line kept for the partition's step to read)."""
+    :func:`rsp.spark.resident.keyed_lines`, the line kept for the partition's step to read)."""
     return frame.select("line", "file").mapInArrow(atom_keyer(keys, ticks), ROW_DDL)
 
 

@@ -110,6 +110,43 @@ def test_partitioned_lines_only_rsp_parses_reach_their_key(tmp_path: Path, spark
     assert "missing time comment" in capsys.readouterr().err
 
 
+TWO_STREAMS = """REGISTER QUERY Two AS
+PREFIX ex: <http://ex.org/>
+SELECT ?v (COUNT(?s) AS ?n) (COUNT(DISTINCT ?place) AS ?places)
+FROM STREAM <http://ex.org/speeds> [RANGE 2s STEP 1s]
+FROM STREAM <http://ex.org/places> [RANGE 5s STEP 1s]
+WHERE { ?v ex:speed ?s . ?v ex:at ?place }
+GROUP BY ?v
+"""
+
+
+def test_partitioned_two_streams_equal_one_engine(tmp_path: Path, spark, no_streams_left) -> None:
+    """Two streams whose windows differ: each line keeps its stream through the keying in the tasks, so
+    the partitioned run answers as one engine does, over one micro-batch (``rsp run``) and over three
+    (``rsp spark`` without ``--partition-by``: the same arrival order)."""
+    query = tmp_path / "two.rq"
+    query.write_text(TWO_STREAMS)
+    lines = _positions(23, 60)
+    speeds, places = lines[0::2], lines[1::2]
+    args = []
+    for name, part in (("speeds", speeds), ("places", places)):
+        (tmp_path / f"{name}.nt").write_text("".join(part))
+        write_parts(tmp_path / name, part, 3, ".nt")
+        args += ["--stream", f"http://ex.org/{name}={tmp_path / name}"]
+    run = tmp_path / "run.jsonl"
+    assert main(["run", str(query), "-q", "--output", str(run),
+                 "--stream", f"http://ex.org/speeds={tmp_path / 'speeds.nt'}",
+                 "--stream", f"http://ex.org/places={tmp_path / 'places.nt'}"]) == 0  # fmt: skip
+    one, single, partitioned = (tmp_path / f"{name}.jsonl" for name in ("one", "single", "partitioned"))
+    spark_args = ["spark", str(query), *args, "--available-now", "-q"]
+    assert main([*spark_args, "--partition-by", "?v", "--output", str(one)]) == 0
+    assert _answers(one) == _answers(run)
+    assert main([*spark_args, "--max-files-per-trigger", "1", "--output", str(single)]) == 0
+    assert main([*spark_args, "--max-files-per-trigger", "1", "--partition-by", "?v", "--output",
+                 str(partitioned)]) == 0  # fmt: skip
+    assert _answers(partitioned) == _answers(single)
+
+
 TRAINS = """REGISTER QUERY Trains AS
 PREFIX ex: <http://example.org/t#>
 SELECT ?v (COUNT(?s) AS ?n)

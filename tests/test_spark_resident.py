@@ -519,8 +519,8 @@ def _keys_case(plan: KeyPlan, lines: list[str]) -> dict[str, str]:
             [f"<{EX}a> {RDF_TYPE} <{EX}A> . # 1", f"<{EX}a> {RDF_TYPE} <{EX}B> . # 2",
              f"<{EX}é> <{EX}p> <{EX}b> . # 3", f'"x" <{EX}p> <{EX}b> . # 4', f"<{EX}a> <{EX}q> <{EX}b> . # 5"])]
 )
-@example(  # lines Spark's regex leaves to rsp's parser (reported once when malformed), keyed by object and class;
-    # lines that hold Spark's separator (rsp.spark.source.parse_lines), three times in one the regex does not take
+@example(  # lines the fast-path pattern leaves to rsp's parser (reported once when malformed), keyed by object and
+    # class; lines holding \u0001, the separator Spark's own parse (rsp.spark.source.parse_lines) splits at
     cases=[(KeyPlan("k", ((f"<{EX}p>", 2), (f"<{EX}q>", 0)), ((f"<{EX}A>", 2),)),
             [f"<{EX}a> <{EX}p> <{EX}b>. # 1", f"<{EX}a><{EX}q><{EX}b> . # 2", f"<{EX}a> <{EX}q>\t<{EX}b> . # 3",
              f"<{EX}a>\t<{EX}q> <{EX}b> . # 4", f"<{EX}a> {RDF_TYPE} <{EX}A>. # 5",

@@ -84,10 +84,10 @@ def key_column(plan: KeyPlan, s: Column, p: Column, o: Column) -> Column:
 def keyed_lines(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
     """A stream's lines as Spark reads them (``value``, ``file``, ``arrival`` and ``stream``:
     :func:`rsp.spark.source.read_lines`) parsed and keyed in the tasks' Python workers: Arrow's RE2
-    takes the terms and time
-    (:func:`rsp.spark.lines.parse`, the driver's parse without ``--partition-by``) and :func:`arrow_key`
-    the key. Lines it does not take go to every partition under its tick key, with their text, file and
-    arrival time, for the partition's step to parse (:func:`recheck_rows`).
+    takes the terms and time (:func:`rsp.spark.lines.parse`, the driver's parse without
+    ``--partition-by``) and :func:`arrow_key` the key. Lines it does not take go to every partition
+    under its tick key, with their text, file and arrival time, for the partition's step to parse
+    (:func:`recheck_rows`).
 
     Spark's regex parse and a Spark SQL key (:func:`key_column`), as rsp keyed before, cost more, warm
     and cold: a static job over 1M lines (read, parse, key, shuffle, ``noop`` write; four runs in one
@@ -121,8 +121,8 @@ def keyed_table(table: pa.Table, plan: KeyPlan, ticks: list[str]) -> pa.Table:
               else pa.repeat(pa.scalar(0, pa.int32()), n))  # fmt: skip
     key = arrow_key(plan, s, p, o)
     unparsed = line.is_valid()
-    nothing, no_time = pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())
-    taken = pa.table([key, time, stream, s, p, o, nothing, nothing, no_time], schema=ROW_SCHEMA)
+    no_text, no_arrival = pa.nulls(n, pa.string()), pa.nulls(n, pa.int64())
+    taken = pa.table([key, time, stream, s, p, o, no_text, no_text, no_arrival], schema=ROW_SCHEMA)
     parts = [taken.filter(pc.and_(pc.invert(unparsed), key.is_valid()))]
     if pc.any(unparsed).as_py():
         file, arrival = (table.column(name).combine_chunks() for name in ("file", "arrival"))

@@ -92,11 +92,11 @@ round robin, docs/spark.md, *Session settings*)."""
 
 ARROW_BATCH_BYTES = 2**31 - 1
 """``spark.sql.execution.arrow.maxBytesPerBatch``: no byte cap on the Arrow batches Spark hands to
-Python functions (``mapInArrow``: the partitions' steps, the atom streams' keying), which are still cut
-every ``maxRecordsPerBatch`` rows (10,000). Below this value Spark measures the batch's buffers after
-every row it writes (``ArrowWriter.sizeInBytes`` over each column); round robin, three rounds, ``rsp
-spark --partition-by`` over 1M triples: one micro-batch 6.7 → 6.1 s best in the query, ten 9.1 → 8.4 s,
-faster in every round (docs/spark.md, *Session settings*)."""
+Python functions (``mapInArrow``: the partitions' steps, the lines' and atom streams' keying), which are
+still cut every ``maxRecordsPerBatch`` rows (10,000). Below this value Spark measures the batch's
+buffers after every row it writes (``ArrowWriter.sizeInBytes`` over each column); round robin, three
+rounds, ``rsp spark --partition-by`` over 1M triples: one micro-batch 6.7 → 6.1 s best in the query,
+ten 9.1 → 8.4 s, faster in every round (docs/spark.md, *Session settings*)."""
 
 UNIX_SOCKET_NAME = len(".00000000-0000-0000-0000-000000000000.sock")
 """The length of the name Spark gives a Unix socket in its folder (a UUID)."""

@@ -44,7 +44,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from rsp.errors import RspError  # noqa: E402
 from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
 from rsp.spark import resident, resident_driver  # noqa: E402
-from rsp.spark.hashing import partition_of, spark_hash  # noqa: E402
+from rsp.spark.hashing import partition_of, partitions_of, spark_hash, spark_hashes  # noqa: E402
 from rsp.spark.partitioned import REJECT_KEY, Job  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
@@ -74,16 +74,16 @@ class _Task:
 
 
 def _table(elements: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
-    """A micro-batch's rows for one partition, as keyed_lines gives them (plus the tick row)."""
+    """A micro-batch's rows for one partition as the shuffle hands them to the step: keyed as
+    keyed_lines keys them, packed as it packs them (one partition), then the tick row."""
     rows = [
         {"key": s, "time": t, "stream": 0, "s": s, "p": p, "o": o, "line": None, "file": None, "arrival": None}
         for t, s, p, o in elements
     ]
-    rows.append({"key": resident.TICK + "0", **{name: None for name in resident.ROW_COLUMNS[1:]}})
-    schema = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", pa.int32()),
-                        *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
-                        ("arrival", pa.int64())])  # fmt: skip
-    return pa.RecordBatch.from_pylist(rows, schema=schema)
+    tick = resident.TICK + "0"
+    parts = [resident.pack_rows(pa.Table.from_pylist(rows, schema=resident.ROW_SCHEMA), [tick])] if rows else []
+    parts.append(pa.RecordBatch.from_pylist([{"key": tick, "rows": None}], resident.PACKED_SCHEMA))
+    return pa.Table.from_batches(parts, resident.PACKED_SCHEMA).combine_chunks().to_batches()[0]
 
 
 def _drive(
@@ -569,10 +569,26 @@ def _check_key_columns(spark, cases: list[tuple[KeyPlan, list[str]]]) -> None:
             "value string, file string, file_time timestamp, block long, arrival long",
         ).coalesce(1)
         frames.append(resident.keyed_lines(frame.withColumn("stream", F.lit(index)), plan, TICKS))
-    keyed = reduce(lambda a, b: a.unionByName(b), frames).collect()
+    keyed = _unpacked(reduce(lambda a, b: a.unionByName(b), frames).collect())
     for index, (plan, lines) in enumerate(cases):
         with saved_on_failure(GOLDEN_ROOT, lambda plan=plan, lines=lines: _keys_case(plan, lines)):
             assert _keyed_elements([r for r in keyed if r.stream == index], plan) == _expected_keys(plan, lines)
+
+
+def _unpacked(packed: list) -> list:
+    """The keyed rows in ``keyed_lines``' packed rows (``resident.unpacked``), each checked to be in
+    the packed row of its key's partition (the one Spark's shuffle gives the key)."""
+    from types import SimpleNamespace
+
+    rows = []
+    for row in packed:
+        partition = TICKS.index(row.key)  # the packed row's key puts it in its partition
+        batch = pa.RecordBatch.from_pylist([row.asDict()], resident.PACKED_SCHEMA)
+        for inner in resident.unpacked([batch]):
+            for keyed in inner.to_pylist():
+                assert partition_of(keyed["key"], len(TICKS)) == partition, keyed
+                rows.append(SimpleNamespace(**keyed, asDict=lambda keyed=keyed: keyed))
+    return rows
 
 
 def _keyed_elements(rows: list, plan: KeyPlan) -> list[tuple]:
@@ -595,8 +611,8 @@ def _keyed_elements(rows: list, plan: KeyPlan) -> list[tuple]:
     return sorted(got, key=repr)
 
 
-TICKS = [resident.TICK + str(i) for i in range(3)]
-"""Three partitions' tick keys (the test keys rows without a shuffle: any three distinct keys do)."""
+TICKS = resident.tick_keys(3)
+"""Three partitions' tick keys."""
 
 
 @pytest.mark.generated
@@ -619,9 +635,64 @@ def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> 
     gives it, pmod(hash(key), n) (the hash is Spark's own Murmur3 variant), for several n."""
     frame = spark.createDataFrame([(k,) for k in keys], "k string")
     columns = [F.hash("k").alias("h"), *(F.pmod(F.hash("k"), F.lit(n)).alias(f"p{n}") for n in (1, 2, 3, 7))]
-    for row in frame.select("k", *columns).collect():
+    rows = frame.select("k", *columns).collect()
+    for row in rows:
         assert spark_hash(row.k) == row.h, row.k
         assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k
+    for n in (1, 2, 3, 7):  # the vectorised hash the keying packs by (test_partitions_of_... below)
+        assert partitions_of(pa.array(keys), n).tolist() == [getattr(row, f"p{n}") for row in rows]
+
+
+KEY_TEXT = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+    st.sampled_from(TERMS).map(lambda t: t + "x" * 3),
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=250, max_size=300),  # both sides of 256 bytes
+    st.sampled_from(["", "a", "ab", "abc", "abcd", "é", "\U0001F600"]).map(lambda t: t * 70),
+)
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(200), deadline=None)
+@given(keys=st.lists(KEY_TEXT, min_size=0, max_size=40), cut=st.integers(0, 5))
+def test_partitions_of_equals_partition_of(keys: list[str], cut: int) -> None:
+    """``partitions_of`` (Spark's Murmur3 over a whole Arrow array, word by word in NumPy; keys over
+    256 bytes one by one) gives each key what ``partition_of`` gives it (checked against Spark above),
+    for a slice of an array and for a chunked one too; ``spark_hashes`` each key's ``spark_hash``."""
+    array = pa.array(["skipped"] * cut + keys).slice(cut)  # an offset into the buffers
+    assert spark_hashes(pa.array(keys)).tolist() == [spark_hash(k) for k in keys]
+    chunked = pa.chunked_array([keys[: len(keys) // 2], keys[len(keys) // 2 :]], pa.string())
+    for n in (1, 2, 3, 7):
+        expected = [partition_of(k, n) for k in keys]
+        assert partitions_of(array, n).tolist() == expected
+        assert partitions_of(chunked, n).tolist() == expected
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    keys=st.lists(st.one_of(KEY_TEXT, st.sampled_from(resident.tick_keys(4))), max_size=40),
+    partitions=st.integers(1, 4),
+)
+def test_packed_rows_are_each_partitions_rows_in_order(keys: list[str], partitions: int) -> None:
+    """The keying's rows as the shuffle moves them (``pack_rows``): one packed row per partition with
+    rows, keyed by that partition's tick key (so Spark's hash partitioning puts it there), holding
+    exactly the rows whose key Spark's hash gives that partition, in their order; ``unpacked`` gives
+    them back, and a tick row of its own (no ``rows``) as a row of its key alone."""
+    ticks = resident.tick_keys(partitions)
+    rows = [{"key": key, "time": index, "stream": index % 2, "s": key, "line": None if index % 3 else "x"}
+            for index, key in enumerate(keys)]  # fmt: skip
+    table = pa.Table.from_pylist(rows, resident.ROW_SCHEMA)
+    packed = resident.pack_rows(table, ticks) if rows else None
+    places = [] if packed is None else packed.column("key").to_pylist()
+    assert places == sorted(places, key=ticks.index)
+    assert sorted(places) == sorted({ticks[partition_of(key, partitions)] for key in keys})
+    for partition, tick in enumerate(ticks):
+        assert partition_of(tick, partitions) == partition
+        expected = [row for row in table.to_pylist() if partition_of(row["key"], partitions) == partition]
+        mine = [] if tick not in places else [packed.slice(places.index(tick), 1)]
+        alone = pa.RecordBatch.from_pylist([{"key": tick, "rows": None}], resident.PACKED_SCHEMA)
+        got = [row for batch in resident.unpacked([*mine, alone]) for row in batch.to_pylist()]
+        assert got == [*expected, {"key": tick, **dict.fromkeys(resident.ROW_COLUMNS[1:])}]
 
 
 def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident_driver.ResidentMerger, resident.Step]:
@@ -632,7 +703,8 @@ def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident_driver.Reside
         def run(batches):
             from pyspark import TaskContext
 
-            mark = mark_of(TaskContext.get().partitionId(), sum(batch.num_rows for batch in batches))
+            rows = sum(batch.num_rows for batch in resident.unpacked(batches))
+            mark = mark_of(TaskContext.get().partitionId(), rows)
             if mark is not None:
                 row = {**dict.fromkeys(resident.OUT_SCHEMA.names), "kind": "mark", **mark}
                 yield pa.RecordBatch.from_pylist([row], resident.OUT_SCHEMA)
@@ -652,8 +724,10 @@ def test_every_partition_runs_its_step_without_tick_rows(spark, monkeypatch) -> 
     knows empty (the job then runs again over the tick rows, one per partition)."""
     merger, step = _two_partitions(spark, monkeypatch, lambda p, rows: {"instant": p, "payload": str(rows)})
     key = next(k for k in (f"<{EX}bus{i}>" for i in range(10)) if partition_of(k, 2) == 1)
-    rows = spark.createDataFrame([(key, 1, 0, key, f"<{EX}at>", f"<{EX}stop>", None, None, None)] * 3,
-                                 merger._tick_frame().schema)  # fmt: skip
+    keyed = pa.Table.from_pylist([{"key": key, "time": 1, "stream": 0, "s": key, "p": f"<{EX}at>",
+                                   "o": f"<{EX}stop>"}] * 3, resident.ROW_SCHEMA)  # fmt: skip
+    packed = resident.pack_rows(keyed, merger.ticks).to_pylist()
+    rows = spark.createDataFrame([(r["key"], r["rows"]) for r in packed], merger._tick_frame().schema)
 
     def marks(table: pa.Table) -> dict[int, str]:
         return {r["instant"]: r["payload"] for r in table.to_pylist() if r["kind"] == "mark"}

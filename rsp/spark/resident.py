@@ -11,12 +11,15 @@ Each micro-batch (``foreachBatch``) is one Spark job:
    it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the malformed ones;
 2. the rows are hash-partitioned by key into ``N`` partitions (``spark.sql.shuffle.partitions``; every
    partition runs even without data, and a job Spark leaves out over an input it knows empty runs again
-   with one *tick* row per partition, ``ResidentMerger._run``), and ``mapInArrow`` runs
-   :func:`_step` on each: **one engine per partition** holding all of its keys (the query partitions by
-   ``?k``, so one engine over any set of keys gives the union of those keys' answers, as one engine
-   over all of them does). The engine lives in a process-local registry of the
-   Python worker, keyed by run and partition, and is used again by the next micro-batch when the
-   worker that gets the partition holds it at the previous micro-batch; otherwise (another worker, a
+   with one *tick* row per partition, ``ResidentMerger._run``): the keying task packs each batch's rows
+   of a partition into one Arrow IPC row under that partition's tick key (:func:`packed`, the partition
+   Spark's hash gives the key, :func:`rsp.spark.hashing.partitions_of`), so Spark's shuffle moves a
+   few large rows, and ``mapInArrow`` runs :func:`_step_function` on each partition's rows unpacked:
+   **one engine per partition** holding all of its keys (the query partitions by ``?k``, so one engine
+   over any set of keys gives the union of those keys' answers, as one engine over all of them does).
+   The engine lives in a process-local registry of the Python worker, keyed by run and partition, and
+   is used again by the next micro-batch when the worker that gets the partition holds it at the
+   previous micro-batch; otherwise (another worker, a
    failure, a restart) it is rebuilt from the partition's *recovery log*: one Arrow file per
    micro-batch with the elements the engine took, pruned to what the windows may still need
    (``--checkpoint DIR``: under ``DIR/rsp/partitions``, else a temporary directory of the run; on a
@@ -34,10 +37,11 @@ Each micro-batch (``foreachBatch``) is one Spark job:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +62,11 @@ ROW_SCHEMA = pa.schema([("key", pa.string()), ("time", pa.int64()), ("stream", p
                         *((name, pa.string()) for name in ("s", "p", "o", "line", "file")),
                         ("arrival", pa.int64())])  # fmt: skip
 """A micro-batch's keyed rows (:data:`ROW_COLUMNS`), as the partitions' steps take them."""
-ROW_DDL = ("key string, time long, stream int, s string, p string, o string, line string, file string, "
-           "arrival long")  # fmt: skip
+PACKED_DDL = "key string, rows binary"
+PACKED_SCHEMA = pa.schema([("key", pa.string()), ("rows", pa.binary())])
+"""What the keying hands Spark's shuffle (:func:`packed`): per keyer batch and partition, one row of that
+partition's :data:`ROW_SCHEMA` rows as an Arrow IPC stream (``rows``), keyed by the partition's tick key
+so that Spark's hash partitioning puts it there; a tick row of its own has no ``rows``."""
 LOG_SCHEMA = pa.schema([("time", pa.int64()), ("stream", pa.int32()), ("s", pa.string()),
                         ("p", pa.string()), ("o", pa.string())])  # fmt: skip
 
@@ -94,7 +101,66 @@ def keyed_lines(frame: DataFrame, plan: KeyPlan, ticks: list[str]) -> DataFrame:
     session) took 3.69, 1.66, 1.38, 1.31 s that way and 3.38, 1.10, 1.12, 1.07 s with this
     (docs/spark.md, *What bounds ten micro-batches*)."""
     columns = [name for name in ("value", "file", "arrival", "stream") if name in frame.columns]
-    return frame.select(*columns).mapInArrow(line_keyer(plan, ticks), ROW_DDL)
+    return packed(frame.select(*columns), line_keyer(plan, ticks), ticks)
+
+
+def packed(frame: DataFrame, keyer, ticks: list[str]) -> DataFrame:
+    """``frame`` mapped by ``keyer`` (Arrow batches in, :data:`ROW_SCHEMA` batches out) into the rows
+    Spark's shuffle moves (:data:`PACKED_DDL`): each batch's rows of a partition (the partition Spark's
+    hash of the key gives, :func:`rsp.spark.hashing.partitions_of`) as one Arrow IPC row under the
+    partition's tick key. The shuffle then moves a few large rows per task, not one row per triple
+    (each converted from Arrow, serialised, read back and converted to Arrow again in the JVM); the
+    step's rows are the same, in the same order (:func:`unpacked`)."""
+    return frame.mapInArrow(packer(keyer, ticks), PACKED_DDL)
+
+
+def packer(keyer, ticks: list[str]):
+    """The function :func:`packed` maps over ``frame``'s Arrow batches."""
+
+    def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in keyer(batches):
+            if batch.num_rows:
+                yield pack_rows(batch, ticks)
+
+    return pack
+
+
+def pack_rows(rows: pa.RecordBatch | pa.Table, ticks: list[str]) -> pa.RecordBatch:
+    """Keyed rows (:data:`ROW_SCHEMA`) as :data:`PACKED_DDL` rows, one per partition that has rows."""
+    from rsp.spark.hashing import partitions_of
+
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
+    places = partitions_of(table.column("key"), len(ticks))
+    keys, blobs = [], []
+    for partition in sorted(set(places.tolist())):
+        part = table.filter(pa.array(places == partition))
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, ROW_SCHEMA) as writer:
+            writer.write_table(part)
+        keys.append(ticks[partition])
+        blobs.append(sink.getvalue())
+    return pa.RecordBatch.from_arrays([pa.array(keys, pa.string()), _binary(blobs)], schema=PACKED_SCHEMA)
+
+
+def _binary(buffers: list[pa.Buffer]) -> pa.Array:
+    """A binary array of the buffers (joined once, not copied into Python bytes first)."""
+    sizes = [buffer.size for buffer in buffers]
+    offsets = pa.array([0, *itertools.accumulate(sizes)], pa.int32()).buffers()[1]
+    data = pa.py_buffer(b"".join(buffers)) if len(buffers) != 1 else buffers[0]
+    return pa.Array.from_buffers(pa.binary(), len(buffers), [None, offsets, data])
+
+
+def unpacked(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The keyed rows (:data:`ROW_SCHEMA`) of a partition's :data:`PACKED_DDL` rows, in order: each
+    ``rows`` stream read without a copy, a tick row (no ``rows``) as a row of its key alone."""
+    for batch in batches:
+        keys, blobs = batch.column(0), batch.column(1)
+        for index in range(batch.num_rows):
+            blob = blobs[index]
+            if blob.is_valid:
+                yield from pa.ipc.open_stream(blob.as_buffer()).read_all().to_batches()
+            else:
+                yield pa.RecordBatch.from_pylist([{"key": keys[index].as_py()}], ROW_SCHEMA)
 
 
 def line_keyer(plan: KeyPlan, ticks: list[str]):
@@ -508,7 +574,7 @@ def _step_function(job: Job, step: Step):
         from rsp.spark import hosts
 
         partition = TaskContext.get().partitionId()
-        yield hosts.step(job, step, partition, batches)
+        yield hosts.step(job, step, partition, unpacked(batches))
 
     return run
 

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from rsp.errors import LateElementError, RspError
-from rsp.spark.resident import ROW_COLUMNS, ROW_DDL, ROW_SCHEMA, Clock
+from rsp.spark.resident import ROW_COLUMNS, ROW_SCHEMA, Clock, packed
 from rsp.spark.resident_driver import ResidentMerger
 
 LINE_SCHEMA = pa.schema([("time", pa.int64()), ("line", pa.string())])
@@ -112,7 +112,7 @@ def _parse(line: str):
 def keyed_facts(frame: DataFrame, keys: MtlKeys, ticks: list[str]) -> DataFrame:
     """Fact lines (``read_stream(kind="atoms")``) as keyed rows (the columns of
     :func:`rsp.spark.resident.keyed_lines`, the line kept for the partition's step)."""
-    return frame.select("line", "file").mapInArrow(fact_keyer(keys, ticks), ROW_DDL)
+    return packed(frame.select("line", "file"), fact_keyer(keys, ticks), ticks)
 
 
 def fact_keyer(keys: MtlKeys, ticks: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:

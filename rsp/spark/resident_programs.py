@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame
 
 from rsp.lars.partition import AtomKeys
 from rsp.spark.partitioned import ProgramMerger
-from rsp.spark.resident import ROW_COLUMNS, ROW_DDL, ROW_SCHEMA, TICK, Clock
+from rsp.spark.resident import ROW_COLUMNS, ROW_SCHEMA, TICK, Clock, packed
 from rsp.spark.resident_driver import ResidentMerger
 
 ATOM_LOG_SCHEMA = pa.schema([("time", pa.int64()), ("pred", pa.string()), ("args", pa.string())])
@@ -41,7 +41,7 @@ STATIC_REASON = "{pred} has facts in the program: a partitioned run takes no str
 def keyed_atoms(frame: DataFrame, keys: AtomKeys, ticks: list[str]) -> DataFrame:
     """An atom stream's lines (``read_stream(kind="atoms")``) as keyed rows (the columns of
     :func:`rsp.spark.resident.keyed_lines`, the line kept for the partition's step to read)."""
-    return frame.select("line", "file").mapInArrow(atom_keyer(keys, ticks), ROW_DDL)
+    return packed(frame.select("line", "file"), atom_keyer(keys, ticks), ticks)
 
 
 def atom_keyer(keys: AtomKeys, ticks: list[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator]:

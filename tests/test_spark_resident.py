@@ -18,8 +18,10 @@ import io
 import json
 import os
 import signal
+import sys
 import tempfile
 import time
+import types
 import uuid
 from pathlib import Path
 
@@ -197,6 +199,60 @@ def test_an_engine_the_warm_up_cannot_build_fails_the_first_step(monkeypatch) ->
         step = resident.Step(run, logs, 0, None, resident.Clock(None, None, None))
         with pytest.raises(RspError, match="missing-graph"):
             list(resident._step_function(job, step)(iter([_table([(0, f"<{EX}bus1>", f"<{EX}speed>", '"1"')])])))
+
+
+def test_a_reused_worker_settles_its_heap_when_modules_were_imported(monkeypatch) -> None:
+    """``settle_heap`` (the end of every keying, step and warm-up task): in a Python worker PySpark
+    reuses, a full collection then a freeze at the first call, none at the next until modules were
+    imported again, and again in a forked child; nothing in a process that is no such worker (this
+    one: the tests call the tasks' functions here)."""
+    calls: list[str] = []
+    monkeypatch.setattr(resident.gc, "collect", lambda *_: calls.append("collect") or 0)
+    monkeypatch.setattr(resident.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(resident, "_SETTLED", {})
+    monkeypatch.delenv("SPARK_REUSE_WORKER", raising=False)
+    resident.settle_heap()
+    assert calls == []
+    monkeypatch.setenv("SPARK_REUSE_WORKER", "1")
+    resident.settle_heap()
+    resident.settle_heap()
+    assert calls == ["collect", "freeze"]
+    monkeypatch.setitem(sys.modules, "rsp_settle_test", types.ModuleType("rsp_settle_test"))
+    resident.settle_heap()
+    resident.settle_heap()
+    assert calls == ["collect", "freeze"] * 2
+    pid = os.getpid()
+    monkeypatch.setattr(resident.os, "getpid", lambda: pid + 1)  # a child the daemon forked
+    resident.settle_heap()
+    assert calls == ["collect", "freeze"] * 3
+
+
+def test_keying_step_and_warm_up_tasks_settle_the_heap_when_done(monkeypatch) -> None:
+    """Each task function of a run settles its worker's heap once, after it has handed Spark every
+    row (the keying's packed rows, the step's rows for the driver) or built the engine (the
+    warm-up)."""
+    events: list[str] = []
+    monkeypatch.setattr(resident, "settle_heap", lambda: events.append("settled"))
+    ticks = resident.tick_keys(2)
+    keyed = pa.Table.from_pylist([{"key": f"<{EX}bus{i}>", "time": i} for i in range(6)], resident.ROW_SCHEMA)
+    for _ in resident.packer(lambda batches: iter(batches), ticks)(iter(keyed.to_batches(max_chunksize=2))):
+        events.append("rows")
+    assert events == ["rows"] * 3 + ["settled"]
+    job = Job(QUERY, "slow.rq", (f"<{EX}pos>",), PLAN, STEP)
+    monkeypatch.setenv("RSP_SPARK_HOSTS", "0")
+    monkeypatch.setattr(resident, "_REGISTRY", {})
+    monkeypatch.setattr("pyspark.TaskContext.get", lambda: _Task(0))
+    run = uuid.uuid4().hex
+    events.clear()
+    for _ in resident._warm_function(run, ("localhost", os.getpid()), job)(iter([])):
+        events.append("rows")
+    assert events == ["settled", "rows"] and (run, 0) in resident._REGISTRY
+    events.clear()
+    with tempfile.TemporaryDirectory() as logs:
+        step = resident.Step(run, logs, 0, None, resident.Clock(None, None, None))
+        for _ in resident._step_function(job, step)(iter([_table([(0, f"<{EX}bus1>", f"<{EX}speed>", '"1"')])])):
+            events.append("rows")
+    assert events == ["rows", "settled"]
 
 
 def test_hosts_started_by_the_driver_are_the_ones_the_tasks_reach(monkeypatch) -> None:

@@ -549,7 +549,7 @@ def test_a_session_captures_no_call_sites_and_imports_pysparks_helpers_while_the
     spark, monkeypatch
 ) -> None:
     """A new session turns PySpark's DataFrame debugging off (a stack walk and JVM calls for every
-    DataFrame call), and imports the helpers PySpark's first JVM call needs (pandas among them) on a
+    DataFrame call) and Spark's order-independent checksum of shuffled rows, and imports the helpers PySpark's first JVM call needs (pandas among them) on a
     thread before it launches the JVM."""
     from pyspark.core.context import SparkContext
     from pyspark.errors.utils import is_debugging_enabled
@@ -557,6 +557,8 @@ def test_a_session_captures_no_call_sites_and_imports_pysparks_helpers_while_the
     session_module = importlib.import_module("rsp.spark.session")  # rsp.spark.session: the function
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     assert is_debugging_enabled() is False
+    # nor a checksum of every shuffled row (the keying's packed rows are the same on a retry)
+    assert spark.conf.get("spark.sql.shuffle.orderIndependentChecksum.enabled") == "false"
     imported: list[str] = []
 
     def launch(*_args, **_kwargs):  # the import's thread is started before; it runs at once

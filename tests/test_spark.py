@@ -549,8 +549,8 @@ def test_a_session_captures_no_call_sites_and_imports_pysparks_helpers_while_the
     spark, monkeypatch
 ) -> None:
     """A new session turns PySpark's DataFrame debugging off (a stack walk and JVM calls for every
-    DataFrame call) and Spark's order-independent checksum of shuffled rows, and imports the helpers PySpark's first JVM call needs (pandas among them) on a
-    thread before it launches the JVM."""
+    DataFrame call) and Spark's order-independent checksum of shuffled rows, and imports the helpers
+    PySpark's first JVM call needs (pandas among them) on a thread before it launches the JVM."""
     from pyspark.core.context import SparkContext
     from pyspark.errors.utils import is_debugging_enabled
 

@@ -209,7 +209,7 @@ def test_a_reused_worker_settles_its_heap_when_modules_were_imported(monkeypatch
     calls: list[str] = []
     monkeypatch.setattr(resident.gc, "collect", lambda *_: calls.append("collect") or 0)
     monkeypatch.setattr(resident.gc, "freeze", lambda: calls.append("freeze"))
-    monkeypatch.setattr(resident, "_SETTLED", {})
+    monkeypatch.setattr(resident, "_SETTLED", None)
     monkeypatch.delenv("SPARK_REUSE_WORKER", raising=False)
     resident.settle_heap()
     assert calls == []

@@ -591,7 +591,7 @@ def _step_function(job: Job, step: Step):
     return run
 
 
-_SETTLED: dict[int, int] = {}
+_SETTLED: tuple[int, int] | None = None
 """The process whose heap :func:`settle_heap` settled last (a forked child settles its own) and how many
 modules it had imported then."""
 
@@ -608,13 +608,12 @@ def settle_heap() -> None:
     when no longer referenced; only a reference cycle among them that later becomes garbage stays, and
     settling after a collection, only when modules were imported, bounds that to what a few tasks
     held."""
-    if not os.environ.get("SPARK_REUSE_WORKER"):
+    global _SETTLED
+    if not os.environ.get("SPARK_REUSE_WORKER") or _SETTLED == (os.getpid(), len(sys.modules)):
         return
-    if _SETTLED.get(os.getpid()) != len(sys.modules):
-        gc.collect()
-        gc.freeze()
-        _SETTLED.clear()
-        _SETTLED[os.getpid()] = len(sys.modules)
+    gc.collect()
+    gc.freeze()
+    _SETTLED = (os.getpid(), len(sys.modules))
 
 
 def tick_keys(partitions: int) -> list[str]:

@@ -16,11 +16,49 @@ file or a socket, lines parsed and timestamped by Spark SQL) and a ``foreachBatc
     engine.close()                         # emit the last instants
 """
 
-from rsp.spark.feed import ProgramFeeder, QueryFeeder, Rejects, recheck_triple
-from rsp.spark.pipeline import attach, start
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# imported now, not when first asked for: importing the module ``rsp.spark.session`` would otherwise make
+# the package's ``session`` that module (it imports no PySpark: the session starts it)
 from rsp.spark.session import java_executable, session
-from rsp.spark.sink import ResultSink
-from rsp.spark.source import Source, read_stream
+
+_EXPORTS = {
+    "ProgramFeeder": "rsp.spark.feed",
+    "QueryFeeder": "rsp.spark.feed",
+    "Rejects": "rsp.spark.feed",
+    "recheck_triple": "rsp.spark.feed",
+    "attach": "rsp.spark.pipeline",
+    "start": "rsp.spark.pipeline",
+    "ResultSink": "rsp.spark.sink",
+    "Source": "rsp.spark.source",
+    "read_stream": "rsp.spark.source",
+}
+"""Where each name of the package comes from, imported when first asked for (PEP 562): importing a
+module of the package (the engine hosts' :mod:`rsp.spark.hosts`, the workers' :mod:`rsp.spark.daemon`)
+does not import PySpark, pandas and the rest of the driver's side with it."""
+
+if TYPE_CHECKING:
+    from rsp.spark.feed import ProgramFeeder, QueryFeeder, Rejects, recheck_triple
+    from rsp.spark.pipeline import attach, start
+    from rsp.spark.sink import ResultSink
+    from rsp.spark.source import Source, read_stream
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rsp.spark' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "ProgramFeeder",

@@ -46,16 +46,18 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
 from rsp.query.partition import RDF_TYPE, KeyPlan
 from rsp.spark.feed import display_path, recheck_triple
 from rsp.spark.hashing import partition_of
 from rsp.spark.partitioned import Job, Merger
+
+if TYPE_CHECKING:  # PySpark is imported where a DataFrame is built: the engine hosts never do
+    from pyspark.sql import Column, DataFrame
 
 TICK = "\u0000tick"
 """Keys of the tick rows (one per partition: every partition runs in every micro-batch)."""
@@ -76,6 +78,8 @@ LOG_SCHEMA = pa.schema([("time", pa.int64()), ("stream", pa.int32()), ("s", pa.s
 def key_column(plan: KeyPlan, s: Column, p: Column, o: Column) -> Column:
     """The key of a triple as a Spark SQL expression (null: no pattern can match it), in the order of
     :meth:`KeyPlan.place`: ``rdf:type`` triples by class first, then by predicate."""
+    from pyspark.sql import functions as F
+
     key = None
 
     def case(condition: Column, place: int) -> None:

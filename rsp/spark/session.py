@@ -188,6 +188,9 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         # whose retry wrote other rows): --partition-by's keying writes the same packed rows for the same
         # lines, and it cost ≈ 2.5 % of the ten-micro-batch run (docs/spark.md, *Session settings*)
         "spark.sql.shuffle.orderIndependentChecksum.enabled": "false",
+        # the Python workers import the installed PySpark's compiled modules, not Spark's zips of its
+        # source (rsp/spark/daemon.py): ≈ 3.5 s of CPU over a --partition-by run
+        "spark.python.daemon.module": "rsp.spark.daemon",
     }
     launch = "PYSPARK_GATEWAY_PORT" not in os.environ  # not under spark-submit: we launch the JVM
     if launch:

@@ -97,6 +97,7 @@ def test_the_daemon_forgets_the_copies_before_pyspark_starts(tmp_path: Path, mon
     ours = types.ModuleType("deps")
     ours.__file__ = other + os.sep + "deps.py"
     monkeypatch.setitem(sys.modules, "deps", ours)
+    monkeypatch.setitem(sys.modules, "rsp_not_importable", None)  # how Python marks an import that failed
     monkeypatch.setitem(sys.modules, "pyspark", types.SimpleNamespace(__path__=[]))
     monkeypatch.setitem(sys.modules, "pyspark.daemon", types.SimpleNamespace(manager=manager))
     daemon.main()
@@ -104,6 +105,7 @@ def test_the_daemon_forgets_the_copies_before_pyspark_starts(tmp_path: Path, mon
     assert path == [other, site]
     assert other in importers and not [key for key in importers if key.startswith(tuple(copies))]
     assert "org" not in modules and modules["deps"] is ours and "os" in modules
+    assert "rsp_not_importable" in modules
 
 
 @pytest.mark.spark

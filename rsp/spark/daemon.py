@@ -50,15 +50,17 @@ def main() -> None:
     for entry in removed:
         sys.path.remove(entry)
 
-    def inside(place: str) -> bool:
-        return any(place == entry or place.startswith(entry + os.sep) for entry in removed)
+    def inside(place: object) -> bool:
+        return isinstance(place, str) and any(place == e or place.startswith(e + os.sep) for e in removed)
 
-    for key in [key for key in sys.path_importer_cache if inside(key)]:
-        del sys.path_importer_cache[key]
-    for name, module in list(sys.modules.items()):
-        places = [getattr(module, "__file__", None) or "", *getattr(module, "__path__", ())]
-        if removed and all(inside(place) for place in places if place) and any(places):
-            del sys.modules[name]
+    if removed:
+        for key in [key for key in sys.path_importer_cache if inside(key)]:
+            del sys.path_importer_cache[key]
+        for name, module in list(sys.modules.items()):
+            places = [place for place in (getattr(module, "__file__", None), *getattr(module, "__path__", ()))
+                      if place]  # fmt: skip
+            if places and all(inside(place) for place in places):
+                del sys.modules[name]
     from pyspark.daemon import manager
 
     manager()

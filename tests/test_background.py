@@ -646,3 +646,34 @@ def test_load_ontology_errors(tmp_path):
         load_ontology(tmp_path / "missing.ttl")
     with pytest.raises(OntologyError, match="unknown ontology format"):
         load_ontology(tmp_path / "o.docx")
+
+
+def test_rdflib_is_imported_with_the_ontology_loader_only() -> None:
+    """rsp.background's ontology names are imported when first asked for: a query without ontology
+    (and the Spark workers that unpickle a partitioned job) do not import rdflib (≈ 50 ms)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, rsp.background\n"
+        "from rsp.runtime import Engine\n"
+        "engine = Engine(entailment='rdfs')\n"
+        "engine.register('REGISTER QUERY q AS SELECT ?s FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s] "
+        "WHERE { ?s a <http://ex.org/C> }')\n"
+        "engine.push([('<http://ex.org/a>', '<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>', "
+        "'<http://ex.org/C>')], 1000)\n"
+        "engine.close()\n"
+        "print('rdflib' in sys.modules)\n"
+        "rsp.background.load_ontology\n"
+        "print('rdflib' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
+    import rsp.background
+
+    assert set(rsp.background.__all__) <= set(dir(rsp.background))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        rsp.background.no_such_name  # noqa: B018

@@ -139,9 +139,12 @@ def test_a_task_of_rsps_session_imports_the_installed_pyspark(spark) -> None:
 
 
 def test_the_engine_hosts_modules_import_no_pyspark() -> None:
+    """Nor rdflib: the job they unpickle names rsp.query.partition, which takes a constant of
+    rsp.background (whose ontology module, imported when first asked for, imports rdflib)."""
     code = (
-        "import sys, rsp.spark, rsp.spark.daemon, rsp.spark.hosts; from rsp.spark.resident import run_step; "
-        "import rsp.runtime; print(sorted(m for m in ('pyspark', 'pandas', 'py4j') if m in sys.modules))"
+        "import sys, rsp.spark, rsp.spark.daemon, rsp.spark.hosts, rsp.spark.partitioned; "
+        "from rsp.spark.resident import run_step; import rsp.runtime; "
+        "print(sorted(m for m in ('pyspark', 'pandas', 'py4j', 'rdflib') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

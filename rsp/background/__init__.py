@@ -19,8 +19,33 @@ g(X,<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>,<B>) :- g(X,<http://www.w3
 'cax-sco'
 """
 
-from rsp.background.ontology import OntologyError, load_ontology, parse_ontology_text
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from rsp.background.specialise import Background, Regime, background_program, static_closure
+
+if TYPE_CHECKING:
+    from rsp.background.ontology import OntologyError, load_ontology, parse_ontology_text
+
+_ONTOLOGY = ("OntologyError", "load_ontology", "parse_ontology_text")
+"""The names of :mod:`rsp.background.ontology`, imported when first asked for (PEP 562): it imports
+rdflib (≈ 50 ms), which a query without ontology or graphs, and the Spark workers that unpickle a
+partitioned job, do not need."""
+
+
+def __getattr__(name: str):
+    if name not in _ONTOLOGY:
+        raise AttributeError(f"module 'rsp.background' has no attribute {name!r}")
+    value = getattr(importlib.import_module("rsp.background.ontology"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ONTOLOGY})
+
 
 __all__ = [
     "Background",

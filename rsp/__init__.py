@@ -4,6 +4,8 @@
 ``rsp lars`` does not pay for the query machinery.
 """
 
+from rsp.lazy import lazy_exports
+
 __version__ = "0.1.0"
 __all__ = ["ENGINE_GC_THRESHOLDS", "Engine", "__version__"]
 
@@ -13,9 +15,4 @@ the engine allocates many short-lived tuples and no reference cycles on its hot 
 youngest generation every 50,000 allocations instead of 700 saves ≈ 15 % of ``rsp run``'s time."""
 
 
-def __getattr__(name: str):
-    if name == "Engine":
-        from rsp.runtime import Engine
-
-        return Engine
-    raise AttributeError(f"module 'rsp' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"Engine": "rsp.runtime"})

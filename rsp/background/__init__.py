@@ -21,31 +21,22 @@ g(X,<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>,<B>) :- g(X,<http://www.w3
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from rsp.background.specialise import Background, Regime, background_program, static_closure
+from rsp.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rsp.background.ontology import OntologyError, load_ontology, parse_ontology_text
 
-_ONTOLOGY = ("OntologyError", "load_ontology", "parse_ontology_text")
+_ONTOLOGY = {
+    name: "rsp.background.ontology" for name in ("OntologyError", "load_ontology", "parse_ontology_text")
+}
 """The names of :mod:`rsp.background.ontology`, imported when first asked for (PEP 562): it imports
 rdflib (≈ 50 ms), which a query without ontology or graphs, and the Spark workers that unpickle a
 partitioned job, do not need."""
 
-
-def __getattr__(name: str):
-    if name not in _ONTOLOGY:
-        raise AttributeError(f"module 'rsp.background' has no attribute {name!r}")
-    value = getattr(importlib.import_module("rsp.background.ontology"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_ONTOLOGY})
-
+__getattr__, __dir__ = lazy_exports(__name__, _ONTOLOGY)
 
 __all__ = [
     "Background",

@@ -18,8 +18,9 @@ file or a socket, lines parsed and timestamped by Spark SQL) and a ``foreachBatc
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from rsp.lazy import lazy_exports
 
 # imported now, not when first asked for: importing the module ``rsp.spark.session`` would otherwise make
 # the package's ``session`` that module (it imports no PySpark: the session starts it)
@@ -47,18 +48,7 @@ if TYPE_CHECKING:
     from rsp.spark.source import Source, read_stream
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rsp.spark' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ProgramFeeder",

@@ -10,6 +10,7 @@ and the W3C answer rsp gives.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from decimal import Decimal
 
@@ -17,6 +18,11 @@ import pytest
 import rdflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rdflib.plugins.sparql.algebra import translateQuery, traverse
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.plugins.sparql.sparql import Query
+from rdflib.term import Variable
 
 from rsp.query.aggregates import compile_aggregate, order_key
 from rsp.query.ast import Aggregate, BinaryOp, FunctionCall, InList, UnaryOp, Var
@@ -99,17 +105,52 @@ def nt(term) -> str | None:
 CRASH = "rdflib raised an exception"
 
 
-def rdflib_rows(expr, rows: list[tuple]) -> list[str | None]:
-    """Evaluate ``expr`` over ``VALUES (?a ?b)`` rows with rdflib; one result per row (``CRASH`` for a
-    row on which rdflib raises instead of reporting an error)."""
+def _values_node(query: Query) -> CompValue:
+    """The ``VALUES`` node of a query's algebra (the one :func:`rdflib_rows` queries have)."""
+    nodes: list[CompValue] = []
+    traverse(
+        query.algebra,
+        visitPost=lambda n: nodes.append(n) if isinstance(n, CompValue) and n.name == "values" else None,
+    )
+    (node,) = nodes
+    return node
+
+
+@functools.cache
+def rdflib_values(rows: tuple[tuple, ...]) -> list[dict]:
+    """rdflib's reading of ``VALUES (?k ?a ?b)`` over ``rows`` (row ``k`` numbered ``k``), parsed once per list
+    of rows: parsing is most of the time rdflib takes over several hundred rows, and the terms read the same
+    whatever expression the query computes over them."""
     values = " ".join(f"({k} {' '.join(v or 'UNDEF' for v in row)})" for k, row in enumerate(rows))
-    query = f"SELECT ?k ({sparql(expr)} AS ?r) WHERE {{ VALUES (?k ?a ?b) {{ {values} }} }}"
+    query = translateQuery(parseQuery(f"SELECT * WHERE {{ VALUES (?k ?a ?b) {{ {values} }} }}"))
+    return _values_node(query)["res"]
+
+
+def rdflib_rows(expr, rows: list[tuple]) -> list[str | None]:
+    """Evaluate ``expr`` over ``VALUES (?k ?a ?b)`` rows with rdflib; one result per row (``CRASH`` for a
+    row on which rdflib raises instead of reporting an error). The query is parsed with one row and its
+    ``VALUES`` replaced by :func:`rdflib_values`' (the algebra rdflib builds from the whole text)."""
+    text = f"SELECT ?k ({sparql(expr)} AS ?r) WHERE {{ VALUES (?k ?a ?b) {{ (0 UNDEF UNDEF) }} }}"
     try:
-        results = {int(k): nt(r) for k, r in rdflib.Graph().query(query)}
+        query = translateQuery(parseQuery(text))
+    except Exception:  # noqa: BLE001 - as rdflib raising on every row
+        return [CRASH] * len(rows)
+    values, graph = _values_node(query), rdflib.Graph()
+
+    def answers(res: list[dict]) -> dict[int, str | None]:
+        values["res"] = res
+        return {int(k): nt(r) for k, r in graph.query(query)}
+
+    res = rdflib_values(tuple(rows))
+    try:
+        results = answers(res)
     except Exception:  # noqa: BLE001 - rdflib crashes on some inputs; find the rows one by one
-        if len(rows) == 1:
-            return [CRASH]
-        return [r for row in rows for r in rdflib_rows(expr, [row])]
+        results = {}
+        for row in res:
+            try:
+                results |= answers([row])
+            except Exception:  # noqa: BLE001
+                results[int(row[Variable("k")])] = CRASH
     return [results[k] for k in range(len(rows))]
 
 

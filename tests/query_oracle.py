@@ -22,6 +22,7 @@ turn an error into rdflib's "not bound" (:func:`_aggregate_eval`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -29,8 +30,10 @@ import owlrl
 import rdflib
 from rdflib import RDF, RDFS, BNode, Dataset, Graph, Literal, URIRef
 from rdflib.plugins.sparql import aggregates as _aggregates
+from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.operators import register_custom_function
-from rdflib.plugins.sparql.sparql import NotBoundError, SPARQLError
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.sparql import NotBoundError, Query, SPARQLError
 
 from rsp.background.vocab import SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, is_noise
 
@@ -167,6 +170,13 @@ def _n3(term) -> str | None:
     return None if term is None else term.n3()
 
 
+@functools.lru_cache(maxsize=256)
+def _prepared(sparql: str) -> Query:
+    """``sparql`` parsed and translated as ``Dataset.query`` does it (with a new dataset's prefixes), once
+    per text: the oracle asks one query at every instant."""
+    return translateQuery(parseQuery(sparql), None, dict(Dataset().namespaces()))
+
+
 def answer(sparql: str, default: set, named: dict[str, set]):
     """The rdflib answer over a dataset: bindings (list of dicts), CONSTRUCT triples, or a boolean."""
     dataset = Dataset()
@@ -176,7 +186,7 @@ def answer(sparql: str, default: set, named: dict[str, set]):
         graph = dataset.graph(URIRef(name[1:-1]))
         for triple in triples:
             graph.add(triple)
-    result = dataset.query(sparql)
+    result = dataset.query(_prepared(sparql))
     if result.type == "ASK":
         return bool(result.askAnswer)
     if result.type == "CONSTRUCT":
@@ -187,6 +197,13 @@ def answer(sparql: str, default: set, named: dict[str, set]):
 def _terms(triples):
     graph = _graph(triples)
     return set(graph)
+
+
+@functools.lru_cache(maxsize=4096)
+def _closed(triples: frozenset, regime: str) -> frozenset:
+    """The rdflib triples of the closure of ``triples``, computed once per set of triples and regime: a
+    window's content often recurs from one instant, or one generated case, to the next."""
+    return frozenset(_terms(closure(triples, regime)))
 
 
 def run(query_text: str, windows, elements, static, regime: str, step: int):
@@ -216,8 +233,8 @@ def run(query_text: str, windows, elements, static, regime: str, step: int):
                 default.update(content)
             else:
                 named.setdefault(name, set()).update(content)
-        default_graph = _terms(closure(set(static) | default, regime))
-        named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        default_graph = _closed(frozenset(static).union(default), regime)
+        named_graphs = {n: _closed(frozenset(static).union(c), regime) for n, c in named.items()}
         _set_element_times(held)
         out.append((instant, answer(sparql, default_graph, named_graphs)))
         instant += step
@@ -246,7 +263,7 @@ def run_slots(
         start = max(0, instant - size)
         for slot_start in range(start, instant, slot):
             content = {t for tau, t in elements if slot_start <= tau < slot_start + slot}
-            rows = answer(inner_sparql, _terms(closure(set(static) | content, regime)), {})
+            rows = answer(inner_sparql, _closed(frozenset(static).union(content), regime), {})
             per_slot.append((slot_start, rows))
         if op == "box":
             keys = [Counter(tuple(sorted(r.items())) for r in rows) for _s, rows in per_slot]
@@ -328,7 +345,7 @@ def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: 
     kept = [(a[0], a[1], scoped(a[3], a[2])) for i, a in enumerate(arrivals) if i not in late]
     kept.sort(key=lambda element: element[0])  # stable: one time's elements stay in arrival order
     sparql = to_sparql(query_text)
-    static_named = {iri: _terms(closure(set(static) | set(g), regime)) for iri, g in (graphs or {}).items()}
+    static_named = {iri: _closed(frozenset(static).union(g), regime) for iri, g in (graphs or {}).items()}
     out = []
     for instant in range(first, last + 1, step):
         default: set = set()
@@ -345,8 +362,8 @@ def run_arrivals(query_text: str, windows, arrivals, static, regime: str, step: 
                 default.update(content)
             else:
                 named.setdefault(name, set()).update(content)
-        default_graph = _terms(closure(set(static) | default, regime))
-        named_graphs = {n: _terms(closure(set(static) | c, regime)) for n, c in named.items()}
+        default_graph = _closed(frozenset(static).union(default), regime)
+        named_graphs = {n: _closed(frozenset(static).union(c), regime) for n, c in named.items()}
         named_graphs.update(static_named)
         _set_element_times(held)
         out.append((instant, answer(sparql, default_graph, named_graphs)))

@@ -9,8 +9,10 @@ an emit function.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import CodeType
 
 from rsp.engine.store import Table
 from rsp.lars.model import BinOp, Comparison, Constant, Expr, Rule, Var
@@ -350,6 +352,36 @@ class _Gen:
         return (2 if full else 1 if joined else 0, joined, constants)
 
 
+def _named(code: CodeType, placeholder: str, name: str) -> CodeType:
+    """``code`` and the code objects in its constants with ``placeholder`` renamed ``name``."""
+    return code.replace(
+        co_name=code.co_name.replace(placeholder, name),
+        co_qualname=code.co_qualname.replace(placeholder, name),
+        co_names=tuple(n.replace(placeholder, name) for n in code.co_names),
+        co_consts=tuple(
+            _named(c, placeholder, name) if isinstance(c, CodeType) else c for c in code.co_consts
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_template(template: str, filename: str) -> CodeType:
+    return compile(template, filename, "exec")
+
+
+def _compile_variant(source: str, name: str, filename: str) -> CodeType:
+    """``compile(source, filename, "exec")`` for a variant's source, whose first line defines ``name``.
+
+    The same rule compiled for another engine (each engine compiles its background program's rules
+    again) differs only in the plan id in that name: the source is compiled once with the name replaced
+    by a placeholder of the same length (so that every position in the code stays the same), and the
+    name is put back into the code objects, which then equal the ones ``compile`` gives."""
+    assert source.startswith(f"def {name}(")
+    placeholder = "variant_" + "Q" * (len(name) - len("variant_"))
+    template = f"def {placeholder}{source[4 + len(name) :]}"
+    return _named(_compile_template(template, filename), placeholder, name)
+
+
 def compile_rule(
     plan_id: str,
     rule: Rule,
@@ -370,7 +402,7 @@ def compile_rule(
         name = gen.generate(delta_index, volatile)
         source = "\n".join(gen.lines)
         sources.append(source)
-        code = compile(source, f"<plan of {rule.origin}: {rule}>", "exec")
+        code = _compile_variant(source, name, f"<plan of {rule.origin}: {rule}>")
         exec(code, namespace)  # noqa: S102 - the source is generated from the rule model above
         functions.append(namespace[name])
         if delta_index is not None:

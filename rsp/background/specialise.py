@@ -22,6 +22,7 @@ from stream triples, e.g. owl:sameAs between classes) do not change the speciali
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -173,7 +174,16 @@ def static_closure(
     """The closure of ``triples`` under the regime's rules (computed by the rsp engine at one time
     point), without noise (:func:`~rsp.background.vocab.is_noise`) except asserted triples, and the
     inconsistencies found: (rule id, witness, witness)."""
-    asserted = set(map(tuple, triples))
+    return _static_closure(regime, frozenset(map(tuple, triples)), pred)
+
+
+@functools.lru_cache(maxsize=64)
+def _static_closure(
+    regime: Regime, triples: frozenset[Triple], pred: str
+) -> tuple[frozenset[Triple], frozenset[tuple[str, str, str]]]:
+    """:func:`static_closure`, computed once per regime, set of triples and predicate (each engine that
+    loads an ontology closes it: the answer is the same sets)."""
+    asserted = set(triples)
     if regime is Regime.NONE:
         return frozenset(asserted), frozenset()
     tables = _run(closure_program(regime, asserted, pred))

@@ -2,13 +2,15 @@
 # make test-fast: every test but the Spark ones, for the edit-test loop.
 PYTHON ?= python3
 # pytest-xdist: one worker per core (CI has 2), each test file on one worker (its fixtures, e.g. the Spark
-# session, built once there); JOBS= runs in one process.
-JOBS ?= -n 2 --dist loadfile
+# session, built once there), handed out longest file first (tests/durations.json, make durations; not
+# pytest-xdist's own order, by number of tests); JOBS= runs in one process. Three workers on 2 cores
+# were slower (533 s against 508 s, 2026-11-28).
+JOBS ?= -n 2 --dist loadfile --no-loadscope-reorder
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test fuzz lint bench clean java browser docs
+.PHONY: demo test fuzz lint bench clean java browser docs durations
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -68,6 +70,12 @@ browser:
 
 test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
 	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS)
+
+# Record each test file's seconds (tests/durations.json), which orders the files for the workers: the
+# longest first (tests/conftest.py). Run it when files were added or got much slower or faster.
+durations: $(STAMP) $(W3C) $(W3C_QUERY) java browser
+	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS) --junitxml=$(VENV)/durations.xml
+	$(BIN)/python tests/durations.py $(VENV)/durations.xml
 
 # The edit-test loop: the suite without the tests marked spark or browser (no Spark session, no Java, no
 # Chromium), about 3 minutes on 2 cores. make test runs them too, and is what CI runs.

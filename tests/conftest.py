@@ -9,6 +9,7 @@ differential tests generate (see tests/fuzzing.py).
 """
 
 import atexit
+import json
 import os
 import shutil
 import sys
@@ -36,3 +37,27 @@ settings.register_profile(
     "fuzz", derandomize=False, database=None, deadline=None, suppress_health_check=_QUIET, print_blob=True
 )
 settings.load_profile(os.environ.get("RSP_HYPOTHESIS_PROFILE", "ci"))
+
+DURATIONS = Path(__file__).with_name("durations.json")
+"""Each test file's seconds in a whole run of the suite (``make durations`` records them)."""
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Test files in the order of their recorded durations, longest first, each file's tests in their
+    own order. ``make test`` hands files to its workers in this order (pytest-xdist's ``--dist loadfile
+    --no-loadscope-reorder``), so that a long file does not start last while the other workers have run
+    out of work; a file not recorded yet comes after the recorded ones. No test depends on another
+    file's running first."""
+    try:
+        seconds = json.loads(DURATIONS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    root = Path(str(config.rootpath))
+
+    def recorded(item) -> float:
+        try:
+            return -float(seconds.get(Path(str(item.path)).relative_to(root).as_posix(), 0.0))
+        except ValueError:  # a path outside the project
+            return 0.0
+
+    items.sort(key=recorded)  # stable: each file's tests keep their order

@@ -73,8 +73,8 @@ test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
 
 # Record each test file's seconds (tests/durations.json), which orders the files for the workers: the
 # longest first (tests/conftest.py). Run it when files were added or got much slower or faster.
-durations: $(STAMP) $(W3C) $(W3C_QUERY) java browser
-	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS) --junitxml=$(VENV)/durations.xml
+durations:
+	$(MAKE) test JOBS="$(JOBS) --junitxml=$(VENV)/durations.xml"
 	$(BIN)/python tests/durations.py $(VENV)/durations.xml
 
 # The edit-test loop: the suite without the tests marked spark or browser (no Spark session, no Java, no

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).with_name("durations.json")
 
 
-def test_file(classname: str) -> str | None:
+def source_file(classname: str) -> str | None:
     """The project file a JUnit ``classname`` (``tests.test_x``, ``tests.test_x.TestY``, ``rsp.query.values``
     for a doctest) comes from, relative to the project's root."""
     parts = classname.split(".")
@@ -32,7 +32,7 @@ def durations(report: Path) -> dict[str, float]:
     """Seconds per file, summed over its tests, longest first."""
     seconds: dict[str, float] = defaultdict(float)
     for case in ET.parse(report).getroot().iter("testcase"):
-        path = test_file(case.get("classname", ""))
+        path = source_file(case.get("classname", ""))
         if path is not None:
             seconds[path] += float(case.get("time") or 0)
     return {path: round(value, 1) for path, value in sorted(seconds.items(), key=lambda item: -item[1])}

@@ -31,7 +31,7 @@ def test_a_report_gives_each_files_seconds_longest_first(tmp_path: Path) -> None
     found = durations.durations(report)
     assert list(found.items()) == [("tests/test_spark.py", 4.5), ("tests/test_naive.py", 3.5),
                                    ("rsp/query/values.py", 0.1)]  # fmt: skip
-    assert durations.test_file("tests.gone_file") is None
+    assert durations.source_file("tests.gone_file") is None
 
 
 def test_recorded_files_come_first_longest_first_each_files_tests_in_order(tmp_path: Path, monkeypatch) -> None:

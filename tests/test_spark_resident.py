@@ -755,7 +755,7 @@ def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident_driver.Reside
     """A driver over two partitions whose step writes ``mark_of(partition, rows it got)`` as its mark
     (none when that is None) instead of running an engine, and a micro-batch's step."""
 
-    def step_function(job, step):
+    def step_function(job, step=None):  # the driver's: each task reads its step from the job
         def run(batches):
             from pyspark import TaskContext
 

@@ -3,8 +3,9 @@ Python workers across micro-batches, and a micro-batch costs what its triples co
 
 Each micro-batch (``foreachBatch``) is one Spark job:
 
-1. the stream's lines, as Spark reads them, are parsed and keyed in the tasks' Python workers
-   (:func:`keyed_lines`: Arrow's RE2 takes the terms and time, :func:`arrow_key` the key, the subject
+1. the stream's lines, read by the keying tasks from the file splits Spark planned
+   (:mod:`rsp.spark.splits`) or as Spark's reader gives them, are parsed and keyed in the tasks' Python
+   workers (:func:`keyed_lines`: Arrow's RE2 takes the terms and time, :func:`arrow_key` the key, the subject
    or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says); the few lines the
    pattern did not take go to every partition under its tick key, and each partition's step parses
    them with rsp's parser (:func:`recheck_rows`), keeps the elements of the keys Spark's shuffle gives
@@ -37,10 +38,12 @@ Each micro-batch (``foreachBatch``) is one Spark job:
 
 from __future__ import annotations
 
+import base64
 import gc
 import itertools
 import json
 import os
+import pickle
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -582,14 +585,28 @@ def run_step(job, step: Step, partition: int, table: pa.Table) -> pa.RecordBatch
     )
 
 
-def _step_function(job: Job, step: Step):
+STEP_PROPERTY = "rsp.step"
+"""The Spark local property a micro-batch's job carries its :class:`Step` in (:func:`step_property`)."""
+
+
+def step_property(step: Step) -> str:
+    """``step`` as the text of :data:`STEP_PROPERTY` (pickled, base64)."""
+    return base64.b64encode(pickle.dumps(step)).decode("ascii")
+
+
+def _step_function(job: Job, step: Step | None = None):
+    """The step tasks' function: each partition's rows through its engine (:func:`rsp.spark.hosts.step`).
+    Without ``step``, each task reads it from its job's :data:`STEP_PROPERTY`, so that one function (and
+    one plan of the job) serves every micro-batch."""
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
         from rsp.spark import hosts
 
-        partition = TaskContext.get().partitionId()
-        yield hosts.step(job, step, partition, unpacked(batches))
+        context = TaskContext.get()
+        this = step or pickle.loads(base64.b64decode(context.getLocalProperty(STEP_PROPERTY)))
+        yield hosts.step(job, this, context.partitionId(), unpacked(batches))
         settle_heap()
 
     return run

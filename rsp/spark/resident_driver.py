@@ -25,9 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.classic.dataframe import DataFrame as ClassicFrame
 
 from rsp.errors import RspError
-from rsp.spark import hosts, resident
+from rsp.spark import hosts, resident, splits
 from rsp.spark.feed import admitted
 from rsp.spark.partitioned import OUTPUT_SCHEMA, Job, Merger
 
@@ -44,6 +45,18 @@ class ResidentMerger(Merger):
     _merge_start: int | None = None
     """The first instant as the job of the micro-batch being merged left it (see :meth:`_merge`)."""
     until: int | None = None
+    _codecs: tuple[str, ...] | None = None
+    """The compression codecs' file name extensions (:func:`rsp.spark.splits.codec_extensions`)."""
+    split_batches = 0
+    _split_session = None
+    """The streaming query's session (JVM) of the frames below."""
+    _split_frames: dict = {}
+    """Keyed frames of the split path by number of keying tasks (:meth:`keyed`), built once."""
+    _jobs: dict = {}
+    """The job frames over them (:meth:`_run`), by the keyed frame's ``id``, with that frame."""
+    _step = None
+    """The step tasks' function (:func:`rsp.spark.resident._step_function`), made once."""
+    """Micro-batches whose files the keying tasks read themselves (:meth:`keyed`)."""
     """The largest element time of the micro-batches run so far (the next clock's), kept as each job
     ends: :attr:`Merger.last` follows the merge, which may still run (:meth:`overlap`)."""
 
@@ -79,8 +92,28 @@ class ResidentMerger(Merger):
         rows.mapInArrow(resident._warm_function(self.run, self.driver, self.job), OUTPUT_SCHEMA).collect()
 
     def keyed(self, batch: DataFrame) -> DataFrame:
-        """A micro-batch's lines, as Spark read them, parsed and keyed in the tasks (:func:`keyed_lines`)."""
-        return resident.keyed_lines(batch, self.job.plan, self.ticks)
+        """A micro-batch's lines parsed and keyed in the tasks (:func:`keyed_lines`): read by the tasks
+        themselves from the file splits Spark planned (:mod:`rsp.spark.splits`; the splits go with the
+        job as a local property, and the frame is built once per number of tasks), or as Spark read
+        them (a socket, several streams, compressed files, ``RSP_SPARK_READ_SPLITS=0``)."""
+        groups = None
+        session = batch.sparkSession
+        if os.environ.get("RSP_SPARK_READ_SPLITS", "1") != "0":
+            if self._codecs is None:
+                self._codecs = splits.codec_extensions(session)
+            groups = splits.file_splits(batch, self._codecs)
+        if groups is None:
+            return resident.keyed_lines(batch, self.job.plan, self.ticks)
+        self.split_batches += 1
+        session.sparkContext.setLocalProperty(splits.PIECES_PROPERTY, splits.pieces_property(groups))
+        if self._split_session is None or not self._split_session.equals(session._jsparkSession):
+            self._split_session, self._split_frames, self._jobs = session._jsparkSession, {}, {}
+        frame = self._split_frames.get(len(groups))
+        if frame is None:
+            keyer = splits.splits_keyer(resident.line_keyer(self.job.plan, self.ticks))
+            frame = resident.packed(splits.splits_frame(session, len(groups)), keyer, self.ticks)
+            self._split_frames[len(groups)] = frame
+        return frame
 
     def clock(self, batch: DataFrame | None = None) -> resident.Clock:
         """The global clock before the next micro-batch (the one of a single engine; see
@@ -129,10 +162,21 @@ class ResidentMerger(Merger):
 
         Adaptive query execution is off for these jobs (in the micro-batches' own session): with it,
         Spark ran the shuffle as a job of its own before the steps' job, ≈ 0.1 s more per micro-batch."""
-        frame.sparkSession.conf.set("spark.sql.adaptive.enabled", "false")  # the streaming query's own
-        rows = frame.unionByName(self._tick_frame()) if ticks else frame
-        rows = rows.repartition(self.partitions, "key")
-        table = rows.mapInArrow(resident._step_function(self.job, step), OUTPUT_SCHEMA).toArrow()
+        session = frame.sparkSession
+        session.conf.set("spark.sql.adaptive.enabled", "false")  # the streaming query's own
+        session.sparkContext.setLocalProperty(resident.STEP_PROPERTY, resident.step_property(step))
+        if self._step is None:
+            self._step = resident._step_function(self.job)
+        built = None if ticks else self._jobs.get(id(frame))
+        if built is not None and built[0] is frame:  # planned afresh: a plan run twice reuses its shuffle
+            job = ClassicFrame(session._jvm.org.apache.spark.sql.classic.Dataset.ofRows(
+                session._jsparkSession, built[1]._jdf.queryExecution().logical()), session)  # fmt: skip
+        else:
+            rows = frame.unionByName(self._tick_frame()) if ticks else frame
+            job = rows.repartition(self.partitions, "key").mapInArrow(self._step, OUTPUT_SCHEMA)
+            if not ticks and any(kept is frame for kept in self._split_frames.values()):
+                self._jobs[id(frame)] = (frame, job)
+        table = job.toArrow()
         ran = pc.sum(pc.equal(table.column("kind"), "mark")).as_py() or 0  # one mark per partition step
         if not ticks and not ran:
             return self._run(frame, step, ticks=True)
@@ -304,6 +348,9 @@ class ResidentMerger(Merger):
             f"partitioned: {t['engine']:.2f} s in the partitions' steps (summed), {t['job']:.2f} s in Spark "
             f"jobs, {t['merge']:.2f} s merging in the driver",
         ]
+        if self.split_batches:
+            lines.append(f"partitioned: {self.split_batches:,} of {len(self.arrivals):,} micro-batch(es) "
+                         "read by the keying tasks from Spark's file splits")  # fmt: skip
         warm = warm_interval(self.arrivals)
         if warm is not None:
             lines.append(f"partitioned: {warm:.3f} s between micro-batches once warm (median from the third)")

@@ -63,3 +63,5 @@ def test_standalone_cluster_answers_as_rsp_run(tmp_path: Path) -> None:
     expected = _answers(single.read_text())
     assert _answers(done.stdout) == expected
     assert sum(sum(c.values()) for c in expected.values()) > 20
+    # the executors' tasks read the files themselves (rsp/spark/splits.py), as on local[N]
+    assert "3 of 3 micro-batch(es) read by the keying tasks from Spark's file splits" in done.stderr

@@ -15,12 +15,14 @@
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from fuzzing import examples, saved_cases, saved_on_failure
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from spark_conftest import write_parts
 
@@ -35,6 +37,8 @@ from rsp.spark import splits  # noqa: E402
 pytest_plugins = ["spark_conftest"]
 
 PIECES = [b"a", b"bc", b"\xc3\xa9", b" ", b"\n", b"\r", b"\r\n"]
+GOLDEN_ROOT = Path(__file__).parent / "golden_spark"
+PROPERTY = "test_a_split_reads_the_lines_hadoop_gives_it"
 
 
 def hadoop_lines(data: bytes, start: int, end: int) -> list[str]:
@@ -54,22 +58,40 @@ def read(path: Path, start: int, length: int, chunk: int) -> list[str]:
     return [line for lines in splits.split_lines(str(path), start, length, chunk) for line in lines.to_pylist()]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+def _case(data: bytes, places: list[float], chunk: int) -> dict[str, str]:
+    """A case as ``make fuzz`` saves it (``case.json``: the file's bytes in hex, the cut places, the chunk)."""
+    return {"case.json": json.dumps({"data": data.hex(), "places": places, "chunk": chunk}) + "\n"}
+
+
+def _with_saved_cases(test):
+    """The cases ``make fuzz`` saved from the property (``tests/golden_spark/fuzz-*``), as its examples."""
+    for files in saved_cases(GOLDEN_ROOT, PROPERTY).values():
+        case = json.loads(files["case.json"])
+        test = example(bytes.fromhex(case["data"]), case["places"], case["chunk"])(test)
+    return test
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(300))
+@_with_saved_cases
 @given(
     st.lists(st.sampled_from(PIECES), max_size=40).map(b"".join),
     st.lists(st.floats(0, 1), max_size=5),
     st.integers(1, 9),
 )
+@example(b"a\rb\rc\r", [0.5], 2)  # "\r" alone ends lines, and a split starts right after one
+@example(b"a\r\nb\r\nc", [0.25, 0.5], 1)  # splits starting on a "\r\n"'s "\r" and on its "\n"
 def test_a_split_reads_the_lines_hadoop_gives_it(tmp_path_factory, data: bytes, places, chunk: int) -> None:
     path = tmp_path_factory.mktemp("split") / "f.nt"
     path.write_bytes(data)
     cuts = sorted({0, len(data), *(int(p * len(data)) for p in places)})
-    whole = []
-    for start, end in zip(cuts, cuts[1:], strict=False):
-        got = read(path, start, end - start, chunk)
-        assert got == hadoop_lines(data, start, end), (start, end)
-        whole.extend(got)
-    assert whole == hadoop_lines(data, 0, len(data))  # every line once, in order
+    with saved_on_failure(GOLDEN_ROOT, lambda: _case(data, places, chunk)):
+        whole = []
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            got = read(path, start, end - start, chunk)
+            assert got == hadoop_lines(data, start, end), (start, end)
+            whole.extend(got)
+        assert whole == hadoop_lines(data, 0, len(data))  # every line once, in order
 
 
 def test_lines_of_a_chunk() -> None:
@@ -88,6 +110,7 @@ def _generated_files(directory: Path, seed: int) -> None:
         (directory / name).write_bytes(text.encode() + (b"<http://ex.org/last> <http://ex.org/p> <x:y> ." if index else b""))
 
 
+@pytest.mark.spark
 def test_tasks_read_what_spark_reads_in_each_split(tmp_path: Path, spark) -> None:
     _generated_files(tmp_path / "in", 3)
     before = {key: spark.conf.get(key) for key in ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")}
@@ -113,6 +136,7 @@ def test_tasks_read_what_spark_reads_in_each_split(tmp_path: Path, spark) -> Non
     assert any("sp%20ace%2541é.nt" in file for part in ours for _, file in part)
 
 
+@pytest.mark.spark
 def test_other_plans_keep_sparks_reader(tmp_path: Path, spark) -> None:
     _generated_files(tmp_path / "in", 5)
     codecs = splits.codec_extensions(spark)
@@ -137,6 +161,7 @@ GROUP BY ?v
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 
+@pytest.mark.spark
 def test_partitioned_run_over_many_splits_answers_as_rsp_run(
     tmp_path: Path, spark, no_streams_left, capsys, monkeypatch
 ) -> None:

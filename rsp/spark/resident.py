@@ -605,7 +605,9 @@ def _step_function(job: Job, step: Step | None = None):
         from rsp.spark import hosts
 
         context = TaskContext.get()
-        this = step or pickle.loads(base64.b64decode(context.getLocalProperty(STEP_PROPERTY)))
+        this = step
+        if this is None:  # the job's (the driver's one function for every micro-batch)
+            this = pickle.loads(base64.b64decode(context.getLocalProperty(STEP_PROPERTY)))
         yield hosts.step(job, this, context.partitionId(), unpacked(batches))
         settle_heap()
 

@@ -45,20 +45,21 @@ class ResidentMerger(Merger):
     _merge_start: int | None = None
     """The first instant as the job of the micro-batch being merged left it (see :meth:`_merge`)."""
     until: int | None = None
+    """The largest element time of the micro-batches run so far (the next clock's), kept as each job
+    ends: :attr:`Merger.last` follows the merge, which may still run (:meth:`overlap`)."""
     _codecs: tuple[str, ...] | None = None
     """The compression codecs' file name extensions (:func:`rsp.spark.splits.codec_extensions`)."""
     split_batches = 0
+    """Micro-batches whose files the keying tasks read themselves (:meth:`keyed`)."""
     _split_session = None
-    """The streaming query's session (JVM) of the frames below."""
+    """The streaming query's session (JVM) of the frames below (a new session: new frames)."""
     _split_frames: dict = {}
-    """Keyed frames of the split path by number of keying tasks (:meth:`keyed`), built once."""
+    """Keyed frames of the split path by number of keying tasks (:meth:`keyed`), built once (a new
+    dict per session: the class's stays empty)."""
     _jobs: dict = {}
     """The job frames over them (:meth:`_run`), by the keyed frame's ``id``, with that frame."""
     _step = None
     """The step tasks' function (:func:`rsp.spark.resident._step_function`), made once."""
-    """Micro-batches whose files the keying tasks read themselves (:meth:`keyed`)."""
-    """The largest element time of the micro-batches run so far (the next clock's), kept as each job
-    ends: :attr:`Merger.last` follows the merge, which may still run (:meth:`overlap`)."""
 
     def __init__(self, spark: SparkSession, job: Job, *args, logs: str | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

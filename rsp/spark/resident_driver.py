@@ -54,10 +54,8 @@ class ResidentMerger(Merger):
     _split_session = None
     """The streaming query's session (JVM) of the frames below (a new session: new frames)."""
     _split_frames: dict = {}
-    """Keyed frames of the split path by number of keying tasks (:meth:`keyed`), built once (a new
-    dict per session: the class's stays empty)."""
-    _jobs: dict = {}
-    """The job frames over them (:meth:`_run`), by the keyed frame's ``id``, with that frame."""
+    """The split path's keyed frame and the job frame over it, by number of keying tasks (:meth:`keyed`),
+    built once (a new dict per session: the class's stays empty)."""
     _step = None
     """The step tasks' function (:func:`rsp.spark.resident._step_function`), made once."""
 
@@ -108,13 +106,13 @@ class ResidentMerger(Merger):
         self.split_batches += 1
         session.sparkContext.setLocalProperty(splits.PIECES_PROPERTY, splits.pieces_property(groups))
         if self._split_session is None or not self._split_session.equals(session._jsparkSession):
-            self._split_session, self._split_frames, self._jobs = session._jsparkSession, {}, {}
-        frame = self._split_frames.get(len(groups))
-        if frame is None:
+            self._split_session, self._split_frames = session._jsparkSession, {}
+        built = self._split_frames.get(len(groups))
+        if built is None:
             keyer = splits.splits_keyer(resident.line_keyer(self.job.plan, self.ticks))
             frame = resident.packed(splits.splits_frame(session, len(groups)), keyer, self.ticks)
-            self._split_frames[len(groups)] = frame
-        return frame
+            built = self._split_frames[len(groups)] = (frame, self._steps(frame))
+        return built[0]
 
     def clock(self, batch: DataFrame | None = None) -> resident.Clock:
         """The global clock before the next micro-batch (the one of a single engine; see
@@ -154,6 +152,13 @@ class ResidentMerger(Merger):
             self._ticks = rows.select(F.element_at(keys, index).alias("key"), no_rows)
         return self._ticks
 
+    def _steps(self, rows: DataFrame) -> DataFrame:
+        """The job's frame over keyed ``rows``: hash-partitioned by key, each partition's step
+        (:func:`rsp.spark.resident._step_function`, made once, its step read from the job)."""
+        if self._step is None:
+            self._step = resident._step_function(self.job)
+        return rows.repartition(self.partitions, "key").mapInArrow(self._step, OUTPUT_SCHEMA)
+
     def _run(self, frame: DataFrame, step: resident.Step, ticks: bool = False) -> pa.Table:
         """One micro-batch's job: ``frame``'s keyed rows hash-partitioned by key, each partition's step
         (:func:`run_step`), the rows for the driver. Every partition runs, with data or without (the
@@ -166,17 +171,13 @@ class ResidentMerger(Merger):
         session = frame.sparkSession
         session.conf.set("spark.sql.adaptive.enabled", "false")  # the streaming query's own
         session.sparkContext.setLocalProperty(resident.STEP_PROPERTY, resident.step_property(step))
-        if self._step is None:
-            self._step = resident._step_function(self.job)
-        built = None if ticks else self._jobs.get(id(frame))
-        if built is not None and built[0] is frame:  # planned afresh: a plan run twice reuses its shuffle
+        kept = () if ticks else self._split_frames.values()
+        built = next((job for keyed, job in kept if keyed is frame), None)
+        if built is not None:  # planned afresh: a plan run twice reuses its shuffle
             job = ClassicFrame(session._jvm.org.apache.spark.sql.classic.Dataset.ofRows(
-                session._jsparkSession, built[1]._jdf.queryExecution().logical()), session)  # fmt: skip
+                session._jsparkSession, built._jdf.queryExecution().logical()), session)  # fmt: skip
         else:
-            rows = frame.unionByName(self._tick_frame()) if ticks else frame
-            job = rows.repartition(self.partitions, "key").mapInArrow(self._step, OUTPUT_SCHEMA)
-            if not ticks and any(kept is frame for kept in self._split_frames.values()):
-                self._jobs[id(frame)] = (frame, job)
+            job = self._steps(frame.unionByName(self._tick_frame()) if ticks else frame)
         table = job.toArrow()
         ran = pc.sum(pc.equal(table.column("kind"), "mark")).as_py() or 0  # one mark per partition step
         if not ticks and not ran:

@@ -771,6 +771,7 @@ def _two_partitions(spark, monkeypatch, mark_of) -> tuple[resident_driver.Reside
     merger = resident_driver.ResidentMerger.__new__(resident_driver.ResidentMerger)
     merger.spark, merger.job, merger.partitions = spark, None, 2
     merger.ticks, merger._ticks = resident.tick_keys(2), None
+    merger._split_frames = {}
     return merger, resident.Step("run", "logs", 0, None, resident.Clock(None, None, None), partitions=2)
 
 

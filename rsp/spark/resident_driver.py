@@ -52,10 +52,7 @@ class ResidentMerger(Merger):
     split_batches = 0
     """Micro-batches whose files the keying tasks read themselves (:meth:`keyed`)."""
     _split_session = None
-    """The streaming query's session (JVM) of the frames below (a new session: new frames)."""
-    _split_frames: dict = {}
-    """The split path's keyed frame and the job frame over it, by number of keying tasks (:meth:`keyed`),
-    built once (a new dict per session: the class's stays empty)."""
+    """The streaming query's session (JVM) of ``_split_frames`` (a new session: new frames)."""
     _step = None
     """The step tasks' function (:func:`rsp.spark.resident._step_function`), made once."""
 
@@ -66,6 +63,9 @@ class ResidentMerger(Merger):
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 2)
         self.ticks = resident.tick_keys(self.partitions)
         self._ticks: DataFrame | None = None
+        self._split_frames: dict[int, tuple[DataFrame, DataFrame]] = {}
+        """The split path's keyed frame and the job frame over it, by number of keying tasks
+        (:meth:`keyed`), built once per streaming session."""
         self.run = hosts.prestarted() or uuid.uuid4().hex
         self.driver = (socket.gethostname(), os.getpid())
         self.own_logs = logs is None

@@ -50,6 +50,21 @@ class Stopped(Exception):
     """A stop signal arrived while rsp waited in a blocking call (opening a FIFO)."""
 
 
+def _ignored(_number: int, _frame) -> None:
+    """A stop signal that comes again once the command is stopping: nothing more to do."""
+
+
+def release_signals(previous: dict[int, object], stopping: bool) -> None:
+    """The handlers a command took the signals from, given back as it ends (and ``previous`` emptied).
+    Once a signal asked it to stop (``stopping``), the process is ending and a repeated signal is
+    ignored instead: ``timeout`` signals rsp and then its group, systemd every process, and one that
+    came late reached the previous handler (``rsp.cli``'s raises KeyboardInterrupt) in whatever ran
+    next, even the exit's clean-up (the JVM's end, its scratch folder)."""
+    for number, handler in previous.items():
+        signal.signal(number, _ignored if stopping else handler)
+    previous.clear()
+
+
 class StopSignals:
     """SIGINT and SIGTERM, while a live command runs, ask it to stop (:attr:`signal_name`) instead of
     ending the process; a pipe registered with :func:`signal.set_wakeup_fd` wakes a waiting ``select``
@@ -83,9 +98,7 @@ class StopSignals:
             raise Stopped
 
     def __exit__(self, *_exc) -> None:
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-        self._previous.clear()
+        release_signals(self._previous, self.requested.is_set())
         if self.wakeup_fd is not None:
             signal.set_wakeup_fd(self._wakeup)
             os.close(self.wakeup_fd)

@@ -196,3 +196,41 @@ def test_sigterm_while_spark_starts_stops_before_the_first_micro_batch(tmp_path:
             run.communicate()
     assert batches == 0
     assert output.read_text() == ""
+
+
+def _stop_signal_classes():
+    from rsp import live
+    from rsp.spark import command
+
+    return [live.StopSignals, command.StopSignals]
+
+
+@pytest.mark.parametrize("stop_signals", _stop_signal_classes(), ids=["live", "spark"])
+def test_a_signal_repeated_after_the_stop_is_ignored_until_the_exit(stop_signals) -> None:
+    """``timeout`` signals rsp, then its group; systemd signals every process: rsp may get the signal
+    twice, the second late. Once a command stops on a signal, a late one must not reach ``rsp.cli``'s
+    handler (KeyboardInterrupt), which raised it in the exit's clean-up (a traceback on stderr, the JVM's
+    scratch folder left). Without a stop, the command gives the signals back as it found them."""
+    from rsp.cli import _interrupt_on_sigterm
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _interrupt_on_sigterm()  # rsp.cli's handler: SIGTERM raises KeyboardInterrupt
+        with stop_signals() as stop:
+            pass
+        with pytest.raises(KeyboardInterrupt):  # given back: no stop was asked for
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        with stop_signals() as stop:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.01)  # the handler runs in this thread, at the next instruction
+            assert stop.requested.is_set()
+        for number in (signal.SIGTERM, signal.SIGINT):
+            try:
+                os.kill(os.getpid(), number)  # late: ignored, the process goes on
+                time.sleep(0.01)
+            except KeyboardInterrupt:  # caught here: it would end the whole test session
+                pytest.fail(f"a {signal.Signals(number).name} after the stop raised KeyboardInterrupt")
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)

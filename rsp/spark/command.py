@@ -7,10 +7,10 @@ systemd, ``docker stop``), which stop it the same way: the micro-batch in progre
 ``--checkpoint``, commits), the streaming query stops, the engine closes (the last instants are
 emitted), the summary is written and the exit code is 0. The signals are taken over from the start of
 the command, so one that arrives while Spark is starting stops the run before its first micro-batch;
-further signals while the run stops are ignored (SIGKILL is safe with ``--checkpoint``). The JVM runs in
-a session of its own and ignores SIGTERM, so a signal sent to the whole process group (``timeout``,
-Ctrl-C in a terminal) or to every process of a service does not stop Spark under the run's feet; the
-JVM still ends with rsp, when its standard input closes.
+further signals, while the run stops and until the process exits, are ignored (SIGKILL is safe with
+``--checkpoint``). The JVM runs in a session of its own and ignores SIGTERM, so a signal sent to the
+whole process group (``timeout``, Ctrl-C in a terminal) or to every process of a service does not stop
+Spark under the run's feet; the JVM still ends with rsp, when its standard input closes.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import StreamingQueryException
 
 from rsp.errors import LateElementError, RspError, StreamError
+from rsp.live import release_signals
 from rsp.spark.checkpoint import Checkpoint
 from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped, print_error
 from rsp.spark.pipeline import cleanup, start, union
@@ -81,9 +82,7 @@ class StopSignals:
         self.requested.set()
 
     def __exit__(self, *_exc) -> None:
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-        self._previous.clear()
+        release_signals(self._previous, self.requested.is_set())
 
 
 def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False, parses: bool = True):

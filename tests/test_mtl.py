@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
+from hypothesis import given, settings
+from mtl_strategies import programs
 
 from rsp.errors import ProgramError, StreamError
 from rsp.mtl import load, parse, run
@@ -161,3 +164,107 @@ def test_shortstop_on_s1_slice_matches_hand_count() -> None:
     stops = sorted(f for _, batch in run(program, lines, outputs=["ShortStop"]) for f in batch)
     assert stops, "ShortStop derives something on S1's first seconds"
     assert all(f.startswith("ShortStop(") and f.endswith("]") for f in stops)
+
+
+# ------------------------------------------------------------------ issue 41, item 5: propositional atoms
+# The programs of the issue, each with a stream and its least model reckoned by hand (and checked
+# against the naive evaluator): a 0-ary head written without parentheses is the atom P, then ':-'.
+PROPOSITIONAL = [
+    # P holds while B(a) does
+    ("P:-B(a)", "P():-B(a)", ["B(a)@[1,2)", "B(b)@3"], 5, ["P@[1,2)"]),
+    # P holds while B(a) and some A(_) do: (1,2) from A(b), [2.5,3] from A(c) until B(a) ends
+    (
+        "P:-B(a),A(X)",
+        "P():-B(a),A(X)",
+        ["B(a)@[0,3]", "A(b)@(1,2)", "A(c)@[2.5,4]"],
+        5,
+        ["P@(1,2)", "P@[2.5,3]"],
+    ),
+    # [t-1.5, t-0.5] inside [0,2]: t in [1.5,2.5]; inside [1,4): t in [2.5,4.5)
+    (
+        "R:-Boxminus[0.5,1.5]B(X)",
+        "R():-Boxminus[0.5,1.5]B(X)",
+        ["B(a)@[0,2]", "B(a)@[1,4)"],
+        5,
+        ["R@[1.5,4.5)"],
+    ),
+    # ◇[0,4]R holds on [0,4] from R@0; the inner Since I(a) needs B(a) at t-1 and ◇R on (t-1,t): t in
+    # [1,2] and [2.5,4]; the outer one needs B(a) at t-1 and I(a) on (t-1,t): t = 2 (B(a)@1, I on (1,2))
+    # and t in [3.5,4] (B(a) on [2.5,3], I on (2.5,4)); the new R stays inside [0,8] for ◇R: a fixpoint
+    (
+        "R:-((Diamondminus[0,4]R)Since[1,1]B(X))Since[1,1]B(X)",
+        "R():-((Diamondminus[0,4]R())Since[1,1]B(X))Since[1,1]B(X)",
+        ["R@0", "B(a)@[0,1]", "B(a)@[1.5,3]"],
+        8,
+        ["R@[0,0]", "R@[2,2]", "R@[3.5,4]"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "written_with_parentheses", "facts", "horizon", "expected"), PROPOSITIONAL)
+def test_propositional_heads_parse_and_answer(
+    text: str, written_with_parentheses: str, facts: list[str], horizon, expected: list[str]
+) -> None:
+    from mtl_naive import least_model
+
+    from rsp.mtl import format_fact
+
+    program = parse_program(text)
+    head = program.rules[0].head
+    assert (head.pred, head.args) == (text[0], ())
+    assert parse_program(written_with_parentheses) == program
+    assert parse_program(str(program)) == program  # printed back, it reads the same
+    got = sorted(f for _, batch in run(text, facts, horizon=horizon) for f in batch)
+    assert got == expected
+    reference = least_model(program, [parse_fact(f) for f in facts], horizon)
+    assert sorted(format_fact(*f) for f in reference) == expected
+
+
+def test_propositional_facts() -> None:
+    """0-ary facts are written P@1 or P()@1 alike."""
+    assert parse_fact("P@1") == parse_fact("P()@1") == ("P", (), (1, 1, True, True))
+    assert parse_fact("P()@[1,2)") == parse_fact(" P ( ) @ [1,2)") == ("P", (), (1, 2, True, False))
+    with pytest.raises(ValueError, match="empty argument"):
+        parse_fact("P(a,)@1")
+
+
+def test_a_propositional_atom_before_since_prints_with_parentheses() -> None:
+    """'R Since' and 'R()Since' read alike; 'RSince' would be one name, so the program prints 'R()Since'
+    (also after an operator: 'Diamondminus[0,4]R()Since'), and reads back to itself."""
+    for text in ("A(X):-R Since[0,1]B(X)", "A(X):-R()Since[0,1]B(X)", "A(X):-(R)Since[0,1]B(X)"):
+        program = parse_program(text)
+        assert str(program) == "A(X):-R()Since[0,1]B(X)"
+    program = parse_program("A(X):-Diamondminus[0,4]R Since[0,1]B(X)")
+    assert str(program) == "A(X):-Diamondminus[0,4]R()Since[0,1]B(X)"
+    assert parse_program(str(program)) == program
+    assert parse_program("a1:P:-a1:Q(X)").rules[0].head.pred == "a1:P"  # prefixed names still read
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(200))
+@given(programs())
+def test_generated_programs_print_back_to_themselves(text: str) -> None:
+    program = parse_program(text)
+    assert parse_program(str(program)) == program
+    assert str(parse_program(str(program))) == str(program)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ProgramError,
+    reason="issue 41 item 5: the engine evaluates a Since from each right-side fact and the one left-side "
+    "fact its arguments name (rsp/mtl/plans.py, Since.left_of_right), so a left-side variable bound "
+    "elsewhere in the body is still refused",
+)
+def test_a_left_side_variable_bound_elsewhere_in_the_body() -> None:
+    """docs/mtl.md refuses a variable on the left of Since *only*: here B(X) binds X beside the Since.
+    (A left side entered exactly where the right side's interval ends is the case a guard cannot cover.)"""
+    from mtl_naive import least_model
+
+    from rsp.mtl import format_fact
+
+    text = "Q(X):-B(X)Since[0,0.75]E(W,W),B(X)"
+    facts = ["E(c,c)@[0,1]", "B(b)@[0,0.5]", "B(a)@(1,3]", "E(d,d)@2"]
+    got = sorted(f for _, batch in run(parse(text), facts, horizon=4) for f in batch)
+    reference = least_model(parse_program(text), [parse_fact(f) for f in facts], 4)
+    assert got == sorted(format_fact(*f) for f in reference)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 from rsp.cli import main
@@ -73,15 +75,33 @@ def test_refusals_exit_2_with_position(tmp_path, capsys) -> None:
     assert code == 2 and f"{program}:1:10: unexpected end of input" in err
 
 
-def test_late_fact_fails_under_fail(tmp_path, capsys) -> None:
+def _stdin(monkeypatch, text: str):
+    """Standard input becomes a pipe holding ``text`` (small enough for the pipe's buffer); close it after."""
+    read, write = os.pipe()
+    os.write(write, text.encode("utf-8"))
+    os.close(write)
+    handle = os.fdopen(read, encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", handle)
+    return handle
+
+
+def test_late_fact_fails_under_fail(tmp_path, capsys, monkeypatch) -> None:
+    """Live input (here a pipe) comes in the order of the left ends: a fact starting before one already
+    read stops the run under --late fail, naming its line, and is dropped and counted by default. A
+    regular file is a dataset, read in any order (tests/test_mtl_datasets.py)."""
     program = tmp_path / "p.txt"
     program.write_text("A(X):-B(X)\n")
+    with _stdin(monkeypatch, "B(a)@2\nB(b)@1\n"):
+        code, _, err = _run(capsys, "mtl", str(program), "--stream", "-", "--late", "fail")
+    assert code == 2 and "<stdin>:2: late fact B(b)" in err
+    with _stdin(monkeypatch, "B(a)@2\nB(b)@1\n"):
+        code, out, err = _run(capsys, "mtl", str(program), "--stream", "-")
+    assert code == 0 and out == "A(a)@[2,2]\n" and "1 late fact(s) dropped" in err
+    assert "<stdin>:2: late fact B(b)@[1,1] starting at 1: the stream had reached 2, dropped" in err
     stream = tmp_path / "s.txt"
     stream.write_text("B(a)@2\nB(b)@1\n")
-    code, _, err = _run(capsys, "mtl", str(program), "--stream", str(stream), "--late", "fail")
-    assert code == 2 and f"{stream}:2: late fact B(b)" in err
-    code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream))
-    assert code == 0 and out == "A(a)@[2,2]\n" and "1 late fact(s) dropped" in err
+    code, out, err = _run(capsys, "mtl", str(program), "--stream", str(stream), "--late", "fail")
+    assert (code, out, err) == (0, "A(b)@[1,1]\nA(a)@[2,2]\n", "")
 
 
 def test_points_must_be_finite(tmp_path, capsys) -> None:

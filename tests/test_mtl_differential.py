@@ -1,6 +1,7 @@
 """Differential tests: rsp.mtl's streaming engine against the naive evaluator (tests/mtl_naive.py),
-on fixed cases and on generated programs and streams (joins, recursion, Since, Boxplus heads, nested
-operators, rational and open bounds, unbounded [0,inf))."""
+on fixed cases and on generated programs and streams (tests/mtl_strategies.py: joins, recursion, Since,
+nested and parenthesised, propositional predicates written P and P(), Boxplus heads, nested operators,
+rational and open bounds, unbounded [0,inf))."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import pytest
 from fuzzing import examples, saved_on_failure
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from mtl_naive import least_model
+from mtl_strategies import programs, streams
 
 from rsp.mtl import format_fact, run
 from rsp.mtl.facts import parse_fact
@@ -85,76 +86,7 @@ def test_golden_cases() -> None:
         assert _reference(program, facts, horizon) == expected, case.name
 
 
-# ------------------------------------------------------------------ generated cases
-_BOUNDS = [0, Fraction(1, 2), 1, Fraction(3, 2), 2]
-
-
-def _num(x) -> str:
-    return str(float(x)).removesuffix(".0") if x != int(x) else str(int(x))
-
-
-@st.composite
-def intervals(draw, allow_inf: bool = True) -> str:
-    a = draw(st.sampled_from(_BOUNDS))
-    choices = [b for b in _BOUNDS if b >= a] + (["inf"] if allow_inf else [])
-    b = draw(st.sampled_from(choices))
-    left = draw(st.sampled_from("[(")) if a != b else "["
-    right = draw(st.sampled_from("])")) if a != b and b != "inf" else ("]" if b != "inf" else ")")
-    if b == "inf":
-        return f"{left}{_num(a)},inf)"
-    return f"{left}{_num(a)},{_num(b)}{right}"
-
-
-_UNARY = ["A", "B", "C", "D"]
-
-
-@st.composite
-def literals(draw, depth: int = 0) -> str:
-    kind = draw(st.sampled_from(["atom", "atom", "dia", "box", "since"] + (["nest"] if depth == 0 else [])))
-    atom = f"{draw(st.sampled_from(_UNARY))}(X)"
-    if kind == "atom":
-        return atom
-    if kind == "dia":
-        return f"Diamondminus{draw(intervals())}{atom}"
-    if kind == "box":
-        return f"Boxminus{draw(intervals())}{atom}"
-    if kind == "since":
-        return f"{draw(st.sampled_from(_UNARY))}(X)Since{draw(intervals())}{atom}"
-    op = draw(st.sampled_from(["Diamondminus", "Boxminus"]))
-    return f"{op}{draw(intervals())}{draw(literals(depth=1))}"
-
-
-@st.composite
-def programs(draw) -> str:
-    rules = []
-    for _ in range(draw(st.integers(1, 3))):
-        head = f"{draw(st.sampled_from(['P', 'Q', 'A']))}(X)"
-        if draw(st.integers(0, 3)) == 0:
-            head = f"Boxplus{draw(intervals(allow_inf=False))}{head}"
-        body = draw(st.lists(literals(), min_size=1, max_size=2))
-        if draw(st.booleans()):  # recursion through a derived predicate
-            body[0] = f"Diamondminus{draw(intervals())}{draw(st.sampled_from(['P', 'Q']))}(X)"
-        rules.append(f"{head}:-{', '.join(body)}")
-    return "\n".join(rules)
-
-
-@st.composite
-def streams(draw) -> list[str]:
-    facts = []
-    for _ in range(draw(st.integers(1, 6))):
-        lo = draw(st.sampled_from([Fraction(k, 2) for k in range(0, 9)]))
-        length = draw(st.sampled_from([0, 0, Fraction(1, 2), 1, 2, "inf"]))
-        pred = draw(st.sampled_from(_UNARY))
-        const = draw(st.sampled_from(["a", "b"]))
-        if length == 0:
-            span = f"[{_num(lo)},{_num(lo)}]"
-        elif length == "inf":
-            span = f"{draw(st.sampled_from('[('))}{_num(lo)},inf)"
-        else:
-            span = f"{draw(st.sampled_from('[('))}{_num(lo)},{_num(lo + length)}{draw(st.sampled_from('])'))}"
-        facts.append((lo, f"{pred}({const})@{span}"))
-    facts.sort(key=lambda f: f[0])
-    return [f for _, f in facts]
+# ------------------------------------------------------------------ generated cases (tests/mtl_strategies.py)
 
 
 @pytest.mark.generated

@@ -10,7 +10,7 @@ from fractions import Fraction
 from time import perf_counter
 from typing import TextIO
 
-from rsp.errors import RspError
+from rsp.errors import RspError, StreamError
 
 MTL_EXAMPLE = """example:
   rsp mtl tests/data/mtl/short_stop.txt --stream tests/data/mtl/S1-head.txt --output-predicates ShortStop
@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
     mtl.add_argument(
         "--stream",
         required=True,
-        help="facts in the order of their left ends ('-': standard input; pipes and FIFOs are read live)",
+        help="the facts: a regular file is a dataset, read in any order; '-' (standard input), pipes and "
+        "FIFOs are read live, in the order of the facts' left ends",
     )
     mtl.add_argument(
         "--follow",
@@ -61,7 +62,11 @@ def add_parser(sub) -> None:
         "--output-predicates", metavar="P,Q", help="the predicates to report (default: derived ones)"
     )
     mtl.add_argument(
-        "--late", choices=("drop", "fail"), default="drop", help="facts out of order: drop or stop"
+        "--late",
+        choices=("drop", "fail"),
+        default="drop",
+        help="live input (stdin, pipes, --follow): a fact starting before one already read is dropped "
+        "(reported with its line) or stops the run",
     )
     mtl.add_argument("--output", "-o", help="write results to this file instead of stdout")
     mtl.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")
@@ -164,11 +169,15 @@ def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | 
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
+    """``rsp mtl``: a regular file is a dataset, reasoned over whatever the order of its facts; standard
+    input, pipes, FIFOs and ``--follow`` are a stream in the order of the left ends (late facts dropped
+    and reported with their line, or ``--late fail``)."""
     from rsp.cli import _open_stream
     from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
-    from rsp.mtl import load
+    from rsp.mtl import format_fact, load
     from rsp.mtl.engine import Engine
-    from rsp.mtl.facts import read_facts
+    from rsp.mtl.facts import first_out_of_order, in_time_order, read_facts
+    from rsp.mtl.intervals import fmt_time
 
     started = perf_counter()
     program = load(args.program)
@@ -184,17 +193,35 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
     emit = writer(out, args.format, points is not None)
     live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
+    name = "<stdin>" if args.stream == "-" else args.stream
     with StopSignals() if live else contextlib.nullcontext() as stop:
         if live:
             handle = contextlib.closing(live_lines(args.stream, args.follow, stop))
         else:
+            with _open_stream(args.stream) as scan:  # a dataset: are its facts in time order?
+                unordered = first_out_of_order(scan) is not None
             handle = _open_stream(args.stream)
         written = 0
+        reached = None  # the left end of the last fact the engine took
         try:
             with handle as lines:
+                facts = read_facts(lines, name, report)
+                if not live and unordered:  # read whole and ordered: in memory, bounded by the file
+                    facts = in_time_order(facts)
                 push = engine.push
-                for pred, fact_args, iv, position in read_facts(lines, args.stream, report):
+                for pred, fact_args, iv, position in facts:
+                    taken, late = engine.facts_read, engine.late
                     results = push(pred, fact_args, iv, position)
+                    if engine.late != late:
+                        if not args.quiet:
+                            fact = format_fact(pred, fact_args, iv)
+                            message = (
+                                f"late fact {fact} starting at {fmt_time(iv[0])}: "
+                                f"the stream had reached {fmt_time(reached)}, dropped"
+                            )
+                            print(StreamError(message, position), file=sys.stderr)
+                    elif engine.facts_read != taken:
+                        reached = iv[0]
                     if results:
                         emit(results)
                         written += len(results)
@@ -214,7 +241,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{args.program}: warning: output predicate {pred} occurs in no rule head", file=sys.stderr)
         if rejected or engine.late:
             print(
-                f"{args.stream}: {rejected} malformed line(s) skipped, {engine.late} late fact(s) dropped",
+                f"{name}: {rejected} malformed line(s) skipped, {engine.late} late fact(s) dropped",
                 file=sys.stderr,
             )
     if args.stats:

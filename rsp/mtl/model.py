@@ -64,7 +64,12 @@ class Binary:
         def side(f: Formula) -> str:
             return f"({f})" if isinstance(f, Binary) else str(f)
 
-        return f"{side(self.left)}{self.op}{fmt(self.rho)}{side(self.right)}"
+        left, end = side(self.left), self.left
+        while isinstance(end, Unary):
+            end = end.sub
+        if isinstance(end, Atom) and not end.args:
+            left += "()"  # 'PSince' would read back as one name
+        return f"{left}{self.op}{fmt(self.rho)}{side(self.right)}"
 
 
 Formula = Union["Atom", "Unary", "Binary"]  # noqa: UP007 - forward references

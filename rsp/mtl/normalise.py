@@ -75,8 +75,18 @@ def check(program: Program) -> None:
                 f"rule '{rule}' is not safe: head variable(s) {', '.join(missing)} do not occur in the body",
                 where,
             )
+        outside = {v for literal in rule.body for v in _outside_since_left(literal)}
         for literal in rule.body:
-            _check_since(literal, rule)
+            _check_since(literal, rule, outside)
+
+
+def _outside_since_left(f: Formula) -> list[Var]:
+    """The variables of ``f`` that occur outside the left side of every Since in it."""
+    if isinstance(f, Atom):
+        return f.variables()
+    if isinstance(f, Unary):
+        return _outside_since_left(f.sub)
+    return _outside_since_left(f.right)
 
 
 def _future_operator(f: Formula) -> str | None:
@@ -89,19 +99,30 @@ def _future_operator(f: Formula) -> str | None:
     return _future_operator(f.left) or _future_operator(f.right)
 
 
-def _check_since(f: Formula, rule: Rule) -> None:
+def _check_since(f: Formula, rule: Rule, outside: set[Var]) -> None:
+    """Refuse a Since whose left side has a variable its right side lacks. When the body binds it
+    elsewhere (``outside``: the variables outside every Since's left side) the rule is safe, but the
+    engine evaluates a Since from each right-side fact and the one left-side fact its arguments name."""
     if isinstance(f, Unary):
-        _check_since(f.sub, rule)
+        _check_since(f.sub, rule, outside)
     elif isinstance(f, Binary):
-        extra = [str(v) for v in variables_of(f.left) if v not in set(variables_of(f.right))]
+        extra = [v for v in variables_of(f.left) if v not in set(variables_of(f.right))]
         if extra:
+            names = ", ".join(str(v) for v in extra)
+            if all(v in outside for v in extra):
+                reason = (
+                    f"the body binds them elsewhere, but rsp mtl evaluates {f.op} from the facts of its "
+                    "right side, so each variable of its left side must be on its right side too"
+                )
+            else:
+                reason = f"{f} holds with no left-side fact at all when t' = t, leaving them unbound"
             raise ProgramError(
-                f"rule '{rule}': the left side of {f.op} uses variable(s) {', '.join(extra)} that its right "
-                f"side does not ({f} holds with no left-side fact at all when t' = t, leaving them unbound)",
+                f"rule '{rule}': the left side of {f.op} uses variable(s) {names} that its right side "
+                f"does not ({reason})",
                 rule.origin.position,
             )
-        _check_since(f.left, rule)
-        _check_since(f.right, rule)
+        _check_since(f.left, rule, outside)
+        _check_since(f.right, rule, outside)
 
 
 def _rename(f: Formula, names: dict[Var, Var]) -> Formula:

@@ -108,24 +108,93 @@ def answers_at(program: Program, stream: AtomStream, t: int) -> list[set[tuple[t
     return found
 
 
+def answers(program: Program, stream: AtomStream) -> list[tuple[int, list[set[tuple[tuple, int]]]]]:
+    """For every t of the timeline, every answer at t (sets of (atom, s) pairs)."""
+    if stream.start is None or stream.end is None:
+        return []
+    return [(t, answers_at(program, stream, t)) for t in range(stream.start, stream.end + 1)]
+
+
+def _intensional(program: Program) -> set:
+    return {sig for sig in program.intensional_predicates() if sig.name != CONSTRAINT_PRED}
+
+
+def output(answer: set, t: int, intensional: set) -> list[str]:
+    """An answer's model as printed: the intensional atoms holding at t, sorted."""
+    return sorted(
+        format_atom(pred, args)
+        for (pred, args), s in answer
+        if s == t and any(sig.name == pred and sig.arity == len(args) for sig in intensional)
+    )
+
+
 def answer_streams(program: Program, stream: AtomStream) -> list[tuple[int, list[list[str]]]]:
     """For every t of the timeline, the distinct models: sorted lists of the intensional atoms holding at
     t (the answer's output), the list of models sorted."""
-    if stream.start is None or stream.end is None:
-        return []
-    intensional = {sig for sig in program.intensional_predicates() if sig.name != CONSTRAINT_PRED}
-    result = []
-    for t in range(stream.start, stream.end + 1):
-        models = set()
-        for pairs in answers_at(program, stream, t):
-            models.add(
-                tuple(
-                    sorted(
-                        format_atom(pred, args)
-                        for (pred, args), s in pairs
-                        if s == t and (pred, len(args)) in intensional
-                    )
-                )
-            )
-        result.append((t, sorted(list(m) for m in models)))
-    return result
+    intensional = _intensional(program)
+    return [
+        (t, sorted(list(m) for m in {tuple(output(pairs, t, intensional)) for pairs in found}))
+        for t, found in answers(program, stream)
+    ]
+
+
+# -- inertia (docs/answer-streams.md) -----------------------------------------------------------------
+
+
+def _labels(answer: set, t: int, now: int, intensional: set) -> frozenset:
+    """The labels inertia reads in an answer at ``t``, as the nodes that are in: ``("now", atom)`` for
+    each intensional atom holding at t, ``("at", atom, s)`` for each pair at a time point s < ``now`` (the
+    next answer's past)."""
+    names = {(sig.name, sig.arity) for sig in intensional}
+    nodes = {("now", atom) for atom, s in answer if s == t and (atom[0], len(atom[1])) in names}
+    nodes |= {("at", atom, s) for atom, s in answer if s is not None and s < now}
+    return frozenset(nodes)
+
+
+def keepers(previous: set, found: list[set], t: int, intensional: set) -> list[set]:
+    """The answers at ``t`` that keep ``previous`` (the answer chosen at t - 1): whose labels differ from
+    the previous ones only where every answer at t differs (a forced change). Inertia: when this list is
+    not empty, the answer chosen at t is one of them."""
+    before = _labels(previous, t - 1, t, intensional)
+    changes = [_labels(answer, t, t, intensional) ^ before for answer in found]
+    forced = frozenset.intersection(*changes) if changes else frozenset()
+    return [answer for answer, change in zip(found, changes, strict=True) if change == forced]
+
+
+def inertia_violation(
+    program: Program,
+    stream: AtomStream,
+    printed: list[tuple[int, list[str]]],
+    found_at: list[tuple[int, list[set]]] | None = None,
+) -> str | None:
+    """None if the models ``printed`` (one per time point, from the timeline's start) can come from
+    answers chosen by inertia, else where and why not.
+
+    The printed models do not show the whole answer chosen (its past time points), so every answer
+    consistent with what was printed so far is followed: at t, the candidates are the answers at t with
+    the printed output that keep some candidate of t - 1, or that follow one no answer keeps.
+    ``found_at``: :func:`answers` of the program and stream, if already computed."""
+    intensional = _intensional(program)
+    candidates: list[set] | None = None
+    for (t, found), (pt, model) in zip(found_at or answers(program, stream), printed, strict=False):
+        assert t == pt, (t, pt)
+        chosen = [a for a in found if output(a, t, intensional) == model]
+        if not chosen:
+            return f"t={t}: {model} is not a model (models: {[output(a, t, intensional) for a in found]})"
+        if candidates is not None:
+            allowed: list[set] = []
+            for previous in candidates:
+                keep = keepers(previous, found, t, intensional)
+                allowed += [a for a in chosen if not keep or a in keep]
+            if not allowed:
+                best = [
+                    output(a, t, intensional) for p in candidates for a in keepers(p, found, t, intensional)
+                ]
+                return f"t={t}: printed {model}, but inertia keeps the previous answer with {best}"
+            chosen = allowed
+        unique: list[set] = []
+        for answer in chosen:
+            if answer not in unique:
+                unique.append(answer)
+        candidates = unique
+    return None

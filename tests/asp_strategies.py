@@ -120,3 +120,40 @@ def choose_one(draw: st.DrawFn) -> tuple[str, list[str]]:
         )
         stream += [f"{time} {atom}" for atom in atoms] or [str(time)]
     return "\n".join(lines) + "\n", stream
+
+
+@st.composite
+def past_choices(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Choices made at past time points (``@T`` heads over ``[n] @T a(X)``: the label of ``h1(x)`` at s is
+    chosen again at every tick while s is in the window), a rule that may force one side *now* (so that
+    the choice at that point opens again at the next tick, as in issue 41's case), and a rule that reads
+    the choices through a larger window under a guard that is out while the force holds: the window
+    node's old label may then rest on a choice that just left, on the tick a forced one opens again.
+    What inertia must keep includes past time points, not only the atoms now."""
+    n = draw(st.integers(1, 2))
+    # the plain time window twice as often as the tuple window
+    source = draw(st.sampled_from((f"[{n}] @T a(X)", f"[{n}] @T a(X)", f"[#{n}] @T a(X)")))
+    force = draw(
+        st.sampled_from(("h1(X) :- [#1] @T a(X).", "h1(X) :- a(X), b(X).", "h2(X) :- a(X), b(X).", ""))
+    )
+    wide = st.integers(n + 1, n + 2)
+    guard = draw(st.sampled_from(("h1(X)", "[1] [] h1(X)", f"[{draw(st.integers(0, 2))}] <> h1(X)")))
+    others = (
+        f"h0(X) :- [{draw(wide)}] @T h1(X), not [1] <> b(X).",
+        f"g :- [{draw(wide)}] <> h2(X), not [1] <> h1(X).",
+        f"g :- [#{draw(wide)}] <> h1(X), not h0(X).",
+        f"@T h0(X) :- [{draw(wide)}] @T a(X), not [3] <> h0(X), not @T h2(X).",
+    )
+    lines = [
+        f"@T h2(X) :- {source}, not @T h1(X).",
+        f"@T h1(X) :- {source}, not @T h2(X).",
+        *([force] if force else []),
+        f"h0(X) :- [{draw(wide)}] <> h2(X), not {guard}.",
+        *([draw(st.sampled_from(others))] if draw(st.integers(0, 3)) == 0 else []),
+    ]
+    objects = ("x1", "x2") if draw(st.integers(0, 3)) == 0 else ("x1",)
+    stream = []
+    for time in range(MAX_TIME + 1):  # dense: choices at neighbouring points
+        atoms = [f"{p}({o})" for o in objects for p in ("a", "b") if draw(st.booleans())]
+        stream += [f"{time} {atom}" for atom in atoms] or [str(time)]
+    return "\n".join(lines) + "\n", stream

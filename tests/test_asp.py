@@ -318,7 +318,7 @@ def test_tms_box_window_body_is_logarithmic() -> None:
 )
 def test_tuple_windows_match_their_definition(sizes, batches) -> None:
     """The incremental tuple windows (rsp.asp.tuples) against the definition recomputed at every tick:
-    the last n elements, what entered and left (as sets), and the first time point of the window."""
+    the last n elements, what entered and left (each once), and the first time point of the window."""
     from collections import Counter
 
     from rsp.asp.tuples import TupleWindows
@@ -334,7 +334,9 @@ def test_tuple_windows_match_their_definition(sizes, batches) -> None:
             now = Counter(window)
             first = t if n == 0 else (0 if len(everything) < n else window[0][2])
             assert windows.members[n] == now
-            assert changes[n] == (set(now) - set(previous[n]), set(previous[n]) - set(now), first)
+            entered, left, start = changes[n]
+            assert (set(entered), set(left), start) == (set(now) - set(previous[n]), set(previous[n]) - set(now), first)
+            assert len(entered) == len(set(entered)) and len(left) == len(set(left))  # each element once
             previous[n] = now
 
 

@@ -21,7 +21,7 @@ never the (possibly long) ground rules themselves.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 
 Node = Hashable
 Key = tuple  # (head, pos, neg): a justification
@@ -180,21 +180,31 @@ class Network:
                 close()
         return region
 
-    def update(self) -> None:
-        """Relabel the nodes the changes since the last update affect (previous labels first).
+    def update(self, rank: Callable[[Node], int] | None = None) -> None:
+        """Relabel the nodes the changes since the last update affect, keeping previous labels by inertia.
+
+        The search tries every node's previous label first (out for a new node) and chooses nodes by
+        ``rank`` (lowest first; None: all alike), then by creation order, so the labelling found is the
+        first in that order. Hence, for every rank r: if some stable labelling keeps every label of the
+        nodes of rank ≤ r that some labelling keeps, the one found does (at the first node where it
+        differed from such a keeper, it would hold the previous label, which therefore some labelling
+        keeps, and the keeper would not). Nodes whose labels follow from the ranked ones (window nodes
+        over atoms, say) rank last: a stale previous label of theirs must not decide a choice.
 
         Without odd loops the affected nodes always have labels that complete the others. An odd loop (a
         constraint, ``a :- not a``) may need other labels elsewhere: then every node is relabelled
-        (previous labels still first); :class:`NoModel` if the network has no stable model.
+        (in the same order); :class:`NoModel` if the network has no stable model.
         """
+        order = self.order
+        key = order.__getitem__ if rank is None else (lambda node: (rank(node), order[node]))
         region_set = self._affected()
         self.seeds = set()
         self.added = []
         if region_set:
-            region = sorted(region_set, key=self.order.__getitem__)
+            region = sorted(region_set, key=key)
             found = next(self._search(region, self.label), None)
             if found is None:
-                region = sorted(self.order, key=self.order.__getitem__)
+                region = sorted(order, key=key)
                 found = next(self._search(region, self.label), None)
                 if found is None:
                     raise NoModel(self.odd_cycle())
@@ -306,7 +316,9 @@ class Network:
     def _search(self, region: list[Node], prefer: dict[Node, bool]) -> Iterator[dict[Node, bool]]:
         """The stable models of the network that keep the labels outside ``region``: a search with
         propagation (a justification whose body holds makes its head in; a node whose justifications all
-        fail is out), each choice trying ``prefer``'s label first, each result checked for foundedness."""
+        fail is out) that chooses the region's first undecided node, tries ``prefer``'s label first (depth
+        first: the first labelling found is the first in the region's order), and checks each result for
+        foundedness."""
         inside = set(region)
         label, keys, by_head, by_body = self.label, self.keys, self.by_head, self.by_body
 

@@ -116,9 +116,13 @@ class TmsReasoner:
         for r, templates in enumerate(self.templates):
             for i, tpl in enumerate(templates):
                 self.by_index[(tpl[0], tpl[1], tpl[2], len(tpl[3]))].append((r, i))
-        self.potential: dict[tuple, set[tuple]] = defaultdict(set)  # index -> nodes with a justification
-        self.by_arg: dict[tuple, set[tuple]] = {}  # (index, position, value) -> potential nodes: joins
-        windows: dict[str, set] = defaultdict(set)  # time-window forms over each predicate name
+        # index -> nodes with a justification; (index, position, value) -> those nodes, for joins. Dicts
+        # as ordered sets: nodes are met in the order they came, so the network's node order (the search
+        # order) follows the input, never the hash of a string
+        self.potential: dict[tuple, dict[tuple, None]] = defaultdict(dict)
+        self.by_arg: dict[tuple, dict[tuple, None]] = {}
+        # the time-window forms over each predicate, in the program's text order (a dict as ordered set)
+        windows: dict[tuple, dict[tuple, None]] = defaultdict(dict)
         tuple_sizes: set[int] = set()
         self.timed: set[tuple[str, int]] = set()  # predicates read at time points (need A nodes)
         for rule in self.rules:
@@ -133,7 +137,7 @@ class TmsReasoner:
                 if kind != "N":
                     self.timed.add(sig)
                 if kind in ("D", "B", "W"):
-                    windows[sig].add((kind, lit.window.size))  # type: ignore[union-attr]
+                    windows[sig][(kind, lit.window.size)] = None  # type: ignore[union-attr]
         self.windows = windows
         self.box_sizes = {  # the largest box window over each predicate: how far its segments reach
             sig: max(n for kind, n in forms if kind == "B")
@@ -153,10 +157,20 @@ class TmsReasoner:
         self.facts = [r for r in program.program.facts]
         self.expiry: dict[int, list[tuple]] = defaultdict(list)  # tick -> (key, tag) to remove then
         self.tick_rules: list[tuple] = []  # (key, tag) valid for the current tick only
-        self.pending: dict[int, set[tuple]] = defaultdict(set)  # head time -> (key, rule) waiting for it
+        self.pending: dict[int, dict[tuple, None]] = defaultdict(dict)  # head time -> (key, rule) waiting
         self.intensional = {(s.name, s.arity) for s in program.intensional}
         self.shown: dict[tuple, str] = {}  # the N nodes of the output that are in, as atoms
         self.horizons: dict[tuple, int] = {}
+        # inertia (docs/answer-streams.md): the search chooses the atoms now first, then the atoms at past
+        # time points, with their previous labels first (rsp.asp.network.Network.update)
+        self.inertia = self._rank
+
+    def _rank(self, node: tuple) -> int:
+        """The search order of inertia: atoms now (the output), then at past time points (the rest of
+        the answer), then the nodes that follow from those (windows, segments, the atoms at t)."""
+        if node[0] == "N":
+            return 0
+        return 1 if node[0] == "A" and node[3] < self.t else 2
 
     # -- network changes ---------------------------------------------------------------------------------
 
@@ -190,22 +204,22 @@ class TmsReasoner:
 
     def _enter(self, node: tuple) -> None:
         index = _index(node)
-        self.potential[index].add(node)
+        self.potential[index][node] = None
         for k, value in enumerate(_parts(node)[0]):
-            self.by_arg.setdefault((index, k, value), set()).add(node)
+            self.by_arg.setdefault((index, k, value), {})[node] = None
 
     def _leave(self, node: tuple) -> None:
         index = _index(node)
         if node not in self.potential[index]:
             return
-        self.potential[index].discard(node)
+        del self.potential[index][node]
         for k, value in enumerate(_parts(node)[0]):
             nodes = self.by_arg[(index, k, value)]
-            nodes.discard(node)
+            del nodes[node]
             if not nodes:
                 del self.by_arg[(index, k, value)]
 
-    def _candidates(self, index: tuple, terms: tuple, binding: dict) -> set[tuple]:
+    def _candidates(self, index: tuple, terms: tuple, binding: dict) -> dict[tuple, None]:
         """The potential nodes of ``index`` that may match ``terms`` under ``binding``: the fewest found
         through one bound argument position."""
         best = self.potential[index]
@@ -218,7 +232,7 @@ class TmsReasoner:
                 value = term
             nodes = self.by_arg.get((index, k, value))
             if nodes is None:
-                return set()
+                return {}
             if len(nodes) < len(best):
                 best = nodes
         return best
@@ -341,7 +355,7 @@ class TmsReasoner:
                 continue
             key = (("A", head.atom.pred, hargs, at), positive, tuple(negative))
             if at > self.t:
-                self.pending[at].add((key, r))
+                self.pending[at][(key, r)] = None
             else:
                 self._add(key, r)
 
@@ -388,7 +402,7 @@ class TmsReasoner:
         self._tuples(t, batch)
         self._settle()
         try:
-            net.update()
+            net.update(self.inertia)
         except NoModel as none:
             raise self._refusal(t, none.cycle) from None
         return self._models()
@@ -421,12 +435,12 @@ class TmsReasoner:
         if not self.tuple_forms:
             return
         add, drop = self.tuple_nodes.update(t, batch, self.tuple_facts)
-        for node in drop:
+        for node in drop:  # lists in a fixed order: the network's node order follows them
             self.net.remove((node, (), ()), TUPLE)
         self._settle()
         for node in add:
             self.net.add((node, (), ()), TUPLE)
-        self.tuple_facts = (self.tuple_facts - drop) | add
+        self.tuple_facts = (self.tuple_facts - set(drop)) | set(add)
 
     def _models(self) -> list[list[str]]:
         def output(label: dict) -> tuple[str, ...]:

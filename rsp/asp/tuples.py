@@ -24,9 +24,10 @@ class TupleWindows:
         self.arrived = 0
         self.members: dict[int, Counter] = {n: Counter() for n in self.sizes}
 
-    def update(self, t: int, batch: list[tuple[str, tuple]]) -> dict[int, tuple[set, set, int]]:
+    def update(self, t: int, batch: list[tuple[str, tuple]]) -> dict[int, tuple[list, list, int]]:
         """Add the elements of time point ``t``; per size n: (elements that entered, elements that
-        left, the window's first time point t')."""
+        left, the window's first time point t'), each list in arrival order (never hash order: the
+        modes ground and search in the order they get them)."""
         before = self.arrived
         last = self.last
         for pred, args in batch:
@@ -48,8 +49,8 @@ class TupleWindows:
                     del members[e]
             for e in entering:
                 members[e] += 1
-            entered = {e for e in entering if e not in was}
-            left = {e for e in was if e not in members}
+            entered = [e for e in dict.fromkeys(entering) if e not in was]
+            left = [e for e in dict.fromkeys(leaving + entering) if e in was and e not in members]
             if n == 0:
                 first = t
             elif self.arrived < n:
@@ -84,12 +85,13 @@ class TupleNodes:
                 if key[1:] == (atom.pred, len(atom.args)):
                     self.fact_args[key].add(atom.args)
 
-    def update(self, t: int, batch: list[tuple[str, tuple]], current: set[tuple]) -> tuple[set, set]:
+    def update(self, t: int, batch: list[tuple[str, tuple]], current: set[tuple]) -> tuple[list, list]:
         """The nodes to add and to drop at t, given those that held before (``current``), from what
         entered and left each window (not from its whole content): ``[#n] <> p(a)`` while an element
         p(a) is in the window, ``[#n] p(a)`` while one is at t, ``[#n] [] p(a)`` while one is at each
         time point from the window's first to t, ``[#n] @s p(a)`` while one at s is. Arguments that
-        background facts give too are computed whole."""
+        background facts give too are computed whole. Both lists are sorted (by ``repr``: the same
+        order in every run, whatever the hash of a string)."""
         changes = self.windows.update(t, batch)
         touched: dict[tuple, set[tuple]] = {}
         for key, points in self.points.items():
@@ -138,7 +140,7 @@ class TupleNodes:
                         holding.discard(args)
                 add |= want - have
                 drop |= have - want
-        return add, drop
+        return sorted(add, key=repr), sorted(drop, key=repr)
 
     def _tv_before(self, key: tuple, args: tuple, held: set[int], change: tuple) -> set[int]:
         """The points s of the ``[#n] @s p(args)`` nodes before this tick: now's, with what left added

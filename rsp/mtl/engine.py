@@ -9,13 +9,17 @@ input interval) is stored whole and released slice by slice, so recursion never 
 stream. Each predicate's facts are kept per ground atom as coalesced maximal intervals.
 
 Forgetting: an interval that ended before the frontier is final; it is reported (output predicates)
-and dropped, except on the right of a ``Since`` while a left-side interval can still use it. Joins need
-facts at the same time point, ``◇⁻ρ`` and ``⊞ρ`` are applied once to each new interval, and ``⊟ρ`` and
-``Since`` recompute only maximal intervals that grew: so memory holds the intervals that reach the
-frontier or the future, never the stream's past. For a program with no punctual interval (the case of
-the paper's Algorithm 6) that is also independent of how dense the timestamps are: a ``◇⁻[a,b]`` with
-``a < b`` coalesces the shifts of close points into one interval, and isolated points are dropped as
-soon as they are passed. Rational times are exact (``int`` or ``Fraction``).
+and dropped. Joins need facts at the same time point, ``◇⁻ρ`` and ``⊞ρ`` are applied once to each new
+interval, and ``⊟ρ`` and ``Since`` recompute only maximal intervals that grew. What an ended interval
+``j`` on the right of ``A S_ρ B`` can still give is kept instead as its *carry* (per rule and ground
+right atom): ``(j ∩ [k.lo, ∞)) ⊕ ρ`` beyond the frontier, ``k`` the left atom's maximal interval that
+reaches the frontier, coalesced and tagged with ``k``'s start; it becomes a result up to ``k``'s end as
+``k`` grows, and is dropped when ``k`` ends (see :meth:`Engine._fold`). So memory holds the intervals
+that reach the frontier or the future, never the stream's past (:meth:`Engine.stored_intervals`). For a
+program with no punctual interval (the case of the paper's Algorithm 6) that is also independent of how
+dense the timestamps are: a ``◇⁻[a,b]`` or a ``Since[a,b]`` with ``a < b`` coalesces the shifts of
+close points into one interval, and isolated points are dropped as soon as they are passed. Rational
+times are exact (``int`` or ``Fraction``).
 """
 
 from __future__ import annotations
@@ -98,6 +102,9 @@ class Engine:
         self._indexes: dict[str, dict[tuple, dict[tuple, set[tuple]]]] = {}  # pred -> positions -> index
         self._by_body: dict[str, list] = {}
         self._since_right: dict[str, list[Since]] = {}
+        # Since rule -> left args -> right args -> [tag lo, tag lc, head args, coalesced intervals]
+        self._carries: dict[int, dict[tuple, dict[tuple, list]]] = {}
+        self._since_rules: dict[int, Since] = {}
         for rule in self.rules:
             if isinstance(rule, Join):
                 preds = {p for p, _ in rule.body}
@@ -106,6 +113,8 @@ class Engine:
             else:
                 preds = {rule.left[0], rule.right[0]}
                 self._since_right.setdefault(rule.right[0], []).append(rule)
+                self._carries[id(rule)] = {}
+                self._since_rules[id(rule)] = rule
             for p in preds:
                 self._by_body.setdefault(p, []).append(rule)
         self.peak_intervals = 0
@@ -133,6 +142,11 @@ class Engine:
         for table in self.store.values():
             for args, ivs in table.items():
                 table[args] = [(iv[0] * factor, iv[1] * factor, iv[2], iv[3]) for iv in ivs]
+        for carries in self._carries.values():
+            for by_right in carries.values():
+                for carry in by_right.values():
+                    carry[0] *= factor
+                    carry[3] = [(iv[0] * factor, iv[1] * factor, iv[2], iv[3]) for iv in carry[3]]
         self.frontier *= factor
         self.greatest *= factor
         if self.read_lo is not None:
@@ -490,6 +504,18 @@ class Engine:
                             out = since(j, k, rho)
                             if out is not None:
                                 self._insert(hpred, hargs, out)
+                carries = self._carries[id(rule)].get(largs)
+                if carries:
+                    for k in ks:
+                        upto = (-INF, k[1], False, True)
+                        for lo, lc, hargs, pending in carries.values():
+                            if lo != k[0] or lc != k[2]:
+                                continue
+                            for iv in pending:
+                                out = intersect(iv, upto)
+                                if out is None:
+                                    break
+                                self._insert(hpred, hargs, out)
 
     def _since_out(self, hpred, hargs, j, lefts, rho) -> None:
         if covers_zero(rho):
@@ -544,7 +570,7 @@ class Engine:
     def _forget(self, end, closed: bool) -> None:
         count = 0
         for pred, table in self.store.items():
-            keep_rules = self._since_right.get(pred)
+            fold_rules = self._since_right.get(pred)
             dead = []
             for args, ivs in table.items():
                 hi = ivs[0][1]
@@ -556,8 +582,9 @@ class Engine:
                     iv = ivs[n]
                     if not _ended(iv, end, closed):
                         break
-                    if keep_rules and self._still_needed(keep_rules, args, iv, end):
-                        break
+                    if fold_rules:
+                        for rule in fold_rules:
+                            self._fold(rule, args, iv, end, closed)
                     n += 1
                 if n:
                     key = (pred, args)
@@ -586,19 +613,95 @@ class Engine:
                         members.discard(args)
                         if not members:
                             del index[k]
+        count += self._trim_carries(end, closed)
         if count > self.peak_intervals:
             self.peak_intervals = count
 
-    def _still_needed(self, rules: list[Since], args: tuple, j: Interval, end) -> bool:
-        """Whether an ended interval ``j`` on the right of a Since may still give a result after ``end``:
-        some left-side interval reaching the frontier started before ``j`` ended."""
-        for rule in rules:
-            if j[1] + rule.rho[1] < end:
+    def stored_intervals(self) -> int:
+        """How many intervals the engine holds now: the maximal intervals of every ground atom in its
+        store (those reaching the frontier or the future, and the current slice's), and the pending
+        intervals of ``Since`` carries. (``peak_intervals`` is the greatest such count seen after a
+        slice.) docs/mtl.md bounds it by the program and the objects, never by the stream's length."""
+        count = sum(len(ivs) for table in self.store.values() for ivs in table.values())
+        for carries in self._carries.values():
+            for by_right in carries.values():
+                count += sum(len(carry[3]) for carry in by_right.values())
+        return count
+
+    def _left_reaching(self, rule: Since, largs: tuple, end, closed: bool) -> Interval | None:
+        """The left atom ``largs``'s maximal interval that has not ended at the frontier and starts
+        before it (the only one a witness before the frontier can use), or ``None``."""
+        ivs = self.store.get(rule.left[0], {}).get(largs)
+        if ivs:
+            for k in ivs:
+                if not _ended(k, end, closed):
+                    return k if k[0] < end else None
+        return None
+
+    def _fold(self, rule: Since, args: tuple, j: Interval, end, closed: bool) -> None:
+        """Keep what an ended interval ``j`` of the right atom ``args`` can still give, before it is
+        dropped. ``A S_ρ B`` holds at t if B holds at some t' with t − t' ∈ ρ and A on (t', t). A t
+        not yet final (after the frontier F) with t' in ``j`` (t' < F, as ``j`` ended) needs A on
+        (t', t), across F: so the maximal interval k of A that reaches F starts at k.lo ≤ t' (A need
+        not hold at t' itself), and t ≤ k.hi. The results ``j`` can still give are thus
+        ``(j ∩ [k.lo, ∞)) ⊕ ρ`` beyond F, up to k.hi as k grows: that set is the carry, coalesced
+        with the other ended intervals' and tagged with k's start. It is given out when k grows
+        (:meth:`_apply_since`) and dropped when k ends. Trimmed to what is not final, it lies in
+        (F, F + b] for ρ = ⟨a, b⟩; each piece but the first is at least b − a long, so with a < b there
+        are at most 1 + b/(b − a) pieces however dense the points (an unbounded ρ gives one)."""
+        hargs = rule.head_of_right(args)
+        if hargs is None:
+            return
+        largs = rule.left_of_right(args)
+        k = self._left_reaching(rule, largs, end, closed)
+        if k is None:
+            return
+        part = intersect(j, (k[0], INF, k[0] != -INF, False))
+        if part is None:
+            return
+        out = intersect(shift(part, rule.rho), (end, INF, not closed, False))
+        if out is None:
+            return
+        by_right = self._carries[id(rule)].setdefault(largs, {})
+        carry = by_right.get(args)
+        if carry is None or carry[0] != k[0] or carry[1] != k[2]:
+            by_right[args] = [k[0], k[2], hargs, [out]]
+        else:
+            carry[3] = add(carry[3], out)[0]
+
+    def _trim_carries(self, end, closed: bool) -> int:
+        """Drop the carries whose left interval has ended and the parts of the others that are final;
+        returns how many intervals the carries keep."""
+        count = 0
+        after = (end, INF, not closed, False)
+        for rid, carries in self._carries.items():
+            if not carries:
                 continue
-            if rule.head_of_right(args) is None:
-                continue
-            largs = rule.left_of_right(args)
-            for k in self.store.get(rule.left[0], {}).get(largs, ()):
-                if k[0] <= j[1] and k[1] >= end:
-                    return True
-        return False
+            rule = self._since_rules[rid]
+            dead_left = []
+            for largs, by_right in carries.items():
+                k = self._left_reaching(rule, largs, end, closed)
+                if k is None:
+                    dead_left.append(largs)
+                    continue
+                dead = []
+                for args, carry in by_right.items():
+                    if carry[0] != k[0] or carry[1] != k[2]:
+                        dead.append(args)
+                        continue
+                    pending = carry[3]
+                    first = pending[0]
+                    if first[0] < end or (first[0] == end and first[2] and closed):
+                        pending = [p for p in (intersect(iv, after) for iv in pending) if p is not None]
+                        if not pending:
+                            dead.append(args)
+                            continue
+                        carry[3] = pending
+                    count += len(pending)
+                for args in dead:
+                    del by_right[args]
+                if not by_right:
+                    dead_left.append(largs)
+            for largs in dead_left:
+                del carries[largs]
+        return count

@@ -20,11 +20,23 @@ class SharedSolution(dict):
 
 
 class KeptAnswer(list):
-    """A whole answer (the :class:`SharedSolution` s, in order) an engine keeps between instants, whose
-    texts it keeps too: ``source.kept_texts(key, make)`` gives ``make(row)`` for every row, in order,
-    at the cost of what changed since the last instant (rsp/query/maintained.py). Pickled as a list."""
+    """A whole answer (its solutions, in order) an engine keeps between instants, whose texts it keeps
+    too: ``source.kept_texts(key, make)`` gives ``make(row)`` for every row of the answer the source
+    holds *now*, in order, at the cost of what changed since the last instant (rsp/query/maintained.py).
+    The list itself is the answer of its own instant and never changes; its source's texts serve it
+    only while the source still holds that answer (``source.version()`` is still ``version``): formatted
+    after a later instant closed, it is written from its own rows. Pickled as a list."""
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "version")
+
+    def __init__(self, rows, source, version: int) -> None:
+        super().__init__(rows)
+        self.source = source
+        self.version = version
+
+    def current(self) -> bool:
+        """Whether the source still holds this answer (its kept texts are this answer's)."""
+        return self.source.version() == self.version
 
     def __reduce__(self):
         return (list, (list(self),))
@@ -36,8 +48,9 @@ class SolutionTexts:
     ``texts(context, rows, make)`` gives ``make(row)`` for every row, reusing the text of a
     SharedSolution seen at the last instant (or earlier in this one) under the same ``context`` (what
     else the text depends on: the variables, the header). Only the current instant's solutions are
-    kept, so a solution that leaves the answer frees its text. The texts of a :class:`KeptAnswer` are
-    kept by its source instead, for this writer and context, and cost what changed in the answer.
+    kept, so a solution that leaves the answer frees its text. The texts of a :class:`KeptAnswer` that
+    is still its source's answer are kept by the source instead, for this writer and context, and cost
+    what changed in the answer; an earlier instant's is written row by row.
 
     >>> texts = SolutionTexts()
     >>> a = SharedSolution(x="1")
@@ -54,7 +67,7 @@ class SolutionTexts:
         self.context: Hashable = None
 
     def texts(self, context: Hashable, rows: Sequence[Mapping], make: Callable[[Mapping], T]) -> list[T]:
-        if type(rows) is KeptAnswer:
+        if type(rows) is KeptAnswer and rows.current():
             self.kept, self.context = {}, None
             return list(rows.source.kept_texts((self, context), make))
         cache = self.kept if self.context == context else {}

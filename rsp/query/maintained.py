@@ -201,11 +201,13 @@ class MaintainedSelect:
         if self.identity and not self.whole:  # asked although not kept: made from the rows held
             return [self._dict(row) for row in sorted(self.changes.held)]
         if self.distinct or self.identity:  # each solution once
-            kept = KeptAnswer(self.sorted.values())
-            kept.source = self
-            return kept
+            return KeptAnswer(self.sorted.values(), self, self.sorted.epoch)
         count = self.count
         return list(chain.from_iterable(repeat(s, count[k]) for k, s in self.sorted.items()))
+
+    def version(self) -> int:
+        """Which answer :meth:`kept_texts` gives texts of: it changes whenever the answer does."""
+        return self.sorted.epoch
 
     def kept_texts(self, key: object, make):
         """``make(solution)`` for each solution of :meth:`answer` (each once), in its order, kept for

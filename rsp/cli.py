@@ -318,6 +318,7 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
         _load_ontology(engine, ontology)
     _give_graphs(engine, getattr(args, "graph", []))
     query = engine.register(_read_query(path), path)
+    _print_warnings([query], args)
     source = "SOURCE" if getattr(args, "command", "run") == "spark" else "FILE"
     pairs = _stream_arguments(args.stream, query.query, source)
     prefixes = None
@@ -340,6 +341,14 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     else:
         query.subscribe(writer.write)
     return engine, query, writer, pairs
+
+
+def _print_warnings(handles, args: argparse.Namespace) -> None:
+    """The registered queries' warnings on stderr (``file:line:column: warning: …``), unless --quiet."""
+    if not getattr(args, "quiet", False):
+        for handle in handles:
+            for warning in handle.warnings:
+                print(warning, file=sys.stderr)
 
 
 def _give_graphs(engine, values: list[str]) -> None:
@@ -370,6 +379,7 @@ def open_queries(args: argparse.Namespace, paths: list[str], out: TextIO):
         _load_ontology(engine, ontology)
     _give_graphs(engine, args.graph)
     handles = [handle for path in paths for handle in engine.register_all(_read_query(path), path)]
+    _print_warnings(handles, args)
     if len(handles) > 1 and args.format in ("csv", "tsv"):
         names = ", ".join(h.name for h in handles)
         raise RspError(
@@ -529,6 +539,7 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         _load_ontology(engine, ontology)
     _give_graphs(engine, args.graph)
     query = engine.register(_read_query(args.query), args.query)
+    _print_warnings([query], args)
     tr = query.translation
     out.write(f"% query {query.name}: time points are slots of {tr.slot} ms, evaluated every {tr.step} ms\n")
     for iri, pred in tr.streams.items():
@@ -683,7 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="drop",
         help="elements older than the last closed instant: count and drop them, or stop",
     )
-    run.add_argument("--quiet", "-q", action="store_true", help="no progress or summary on stderr")
+    run.add_argument("--quiet", "-q", action="store_true", help="no warnings, progress or summary on stderr")
     run.add_argument(
         "--explain",
         action="store_true",

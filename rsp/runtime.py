@@ -234,6 +234,9 @@ class QueryHandle:
         self._max_range = max(ranges) if ranges else self.slot
         self.variables = self._variables()
         self.keep = True
+        self.warnings: tuple[str, ...] = ()
+        """What the query's checks found that is not an error (``file:line:column: warning: …``: a STEP
+        longer than its RANGE, a projected variable the WHERE clause never binds, …)."""
         from rsp.query.maintained import MaintainedConstruct, MaintainedSelect, maintainable
 
         table = maintainable(query, translation)
@@ -692,23 +695,41 @@ class Engine:
         """Parse, check and compile a query; its results flow from the next pushed element on.
 
         ``name`` names a query written without REGISTER (a bare SELECT, CONSTRUCT or ASK); by default it
-        is the file's name without its extension. A text with several queries: :meth:`register_all`."""
-        from rsp.query.parser import parse_query
+        is the file's name without its extension. A text with several queries: :meth:`register_all`.
+        What the checks find that is not an error is in the handle's :attr:`~QueryHandle.warnings`.
 
-        return self._register(parse_query(text, file, name), file)
+        >>> engine = Engine()
+        >>> query = engine.register('''REGISTER QUERY Q AS SELECT ?s ?x
+        ...     FROM STREAM <http://ex.org/s> [RANGE 1s STEP 5s] WHERE { ?s ?p ?o }''')
+        >>> len(query.warnings)  # the first: STEP (5000 ms) is larger than RANGE (1000 ms) …
+        2
+        >>> print(query.warnings[1])
+        <query>:1:31: warning: ?x is projected but the WHERE clause never binds it: it is always unbound
+        """
+        from rsp.query.parser import parse_and_validate
+
+        query, warnings = parse_and_validate(text, file, name)
+        handle = self._register(query, file)
+        handle.warnings = tuple(warnings)
+        return handle
 
     def register_all(self, text: str, file: str = "<query>", name: str | None = None) -> list[QueryHandle]:
         """Register every query of ``text`` (several REGISTER statements, or one bare query); each has its
-        own results, told apart by their ``query`` field."""
-        from rsp.query.parser import parse_queries
+        own results, told apart by their ``query`` field, and its own :attr:`~QueryHandle.warnings`."""
+        from rsp.query.parser import parse_all_and_validate
 
-        queries = parse_queries(text, file, name)
+        pairs = parse_all_and_validate(text, file, name)
         taken = {handle.name for handle in self.queries}
-        for query in queries:
+        for query, _warnings in pairs:
             if query.name in taken:
                 message = f"a query called {query.name} is registered already"
                 raise RspError(message, query.pos or Position(file))
-        return [self._register(query, file) for query in queries]
+        handles = []
+        for query, warnings in pairs:
+            handle = self._register(query, file)
+            handle.warnings = tuple(warnings)
+            handles.append(handle)
+        return handles
 
     def _load_graph(self, iri: str, file: str, clause: str) -> list[Triple]:
         from rsp.background import load_ontology as load_graph

@@ -53,7 +53,7 @@ def _client(token: str | None = None, **options) -> TestClient:
 def test_posted_elements_give_rsp_runs_results() -> None:
     client = _client()
     reply = client.post("/queries", content=(BUILDING / "hot-rooms.rq").read_text())
-    assert reply.status_code == 201 and reply.json() == {"registered": ["HotRooms"]}
+    assert reply.status_code == 201 and reply.json() == {"registered": ["HotRooms"], "warnings": []}
     assert client.get("/streams").json() == [STREAM]
     lines = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
     with client.websocket_connect("/queries/HotRooms/ws") as live:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,6 +21,9 @@ MAX_BODY = 16 * 1024 * 1024
 """Bytes a request body may hold (``rsp serve --max-body``)."""
 
 FORMATS = ("jsonl", "sparql-json")
+
+logger = logging.getLogger("rsp.serve")
+"""The service's own messages (a registered query's warnings); ``rsp serve --quiet`` keeps only errors."""
 
 
 class HttpError(Exception):
@@ -85,8 +89,11 @@ def create_app(
         return JSONResponse([service.describe(h) for h in service.engine.queries])
 
     async def add_query(request: Request, text: str) -> Response:
-        names = service.register(text, request.query_params.get("name"))
-        return JSONResponse({"registered": names}, 201)
+        handles = service.register(text, request.query_params.get("name"))
+        warnings = [warning for handle in handles for warning in handle.warnings]
+        for warning in warnings:  # the service's log too (rsp serve --quiet leaves them out)
+            logger.warning(warning)
+        return JSONResponse({"registered": [h.name for h in handles], "warnings": warnings}, 201)
 
     async def one_query(request: Request, _text: str) -> Response:
         name = request.path_params["name"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import TextIO
 
@@ -28,7 +29,7 @@ def add_parser(sub) -> None:
     serve.add_argument("--ontology", action="append", default=[], metavar="FILE", help="load at start")
     serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024, metavar="BYTES",
                        help="largest request body taken (default 16 MiB)")  # fmt: skip
-    serve.add_argument("--quiet", "-q", action="store_true", help="no access log")
+    serve.add_argument("--quiet", "-q", action="store_true", help="no access log, no query warnings")
     serve.set_defaults(handler=command)
 
 
@@ -40,6 +41,8 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
         from rsp.serve.service import Service
     except ImportError as err:
         raise RspError(f"rsp serve needs pip install 'rsp[serve]' ({err})") from None
+    if args.quiet:
+        logging.getLogger("rsp.serve").setLevel(logging.ERROR)
     service = Service(args.entailment)
     for path in args.ontology:
         service.engine.load_ontology(path)

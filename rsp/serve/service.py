@@ -46,8 +46,9 @@ class Service:
     def handles(self) -> dict:
         return {handle.name: handle for handle in self.engine.queries}
 
-    def register(self, text: str, name: str | None = None) -> list[str]:
-        """Register the queries of ``text``; their streams are registered too."""
+    def register(self, text: str, name: str | None = None) -> list:
+        """Register the queries of ``text`` (their handles, each with its ``warnings``); their streams are
+        registered too."""
         handles = self.engine.register_all(text, "<request>", name)
         for handle in handles:
             handle.keep = False
@@ -55,7 +56,7 @@ class Service:
             self.listeners[handle.name] = set()
             handle.subscribe(lambda result, handle=handle: self._publish(handle, result))
             self.streams.update(w.stream[1:-1] for w in handle.query.windows)
-        return [handle.name for handle in handles]
+        return handles
 
     def describe(self, handle) -> dict:
         return {

@@ -269,3 +269,71 @@ def test_generated_requests_and_advances_equal_rsp_run(tmp_path_factory, lines, 
         assert got == expected
         assert late == warnings.getvalue().count("late element")
 
+
+
+MULTI = """REGISTER QUERY Pairs AS SELECT ?s ?o
+FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s] WHERE { ?s <http://ex.org/p> ?o }
+"""
+MULTI_LINES = [f"<http://ex.org/a{i}> <http://ex.org/p> <http://ex.org/o{i}> . # {i * 500}\n" for i in range(10)]
+
+
+def _multi_expected(tmp_path: Path) -> list[dict]:
+    """rsp run on the ten elements (500 ms apart): five instants, each with its own two elements."""
+    (tmp_path / "q.rq").write_text(MULTI, encoding="utf-8")
+    (tmp_path / "s.nt").write_text("".join(MULTI_LINES), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "rsp", "run", "q.rq", "--stream", "s.nt"], cwd=tmp_path,
+                          capture_output=True, text=True, check=True, timeout=60)  # fmt: skip
+    expected = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [len(e["bindings"]) for e in expected] == [2] * 5
+    return expected
+
+
+def test_one_request_closing_several_instants_gives_each_instant_its_answer(tmp_path: Path) -> None:
+    """Issue 42's case: every element in ONE request closes four instants at once; each WebSocket event
+    and each stored result carries the answer of its own instant (read after all of them closed)."""
+    expected = _multi_expected(tmp_path)
+    client = TestClient(create_app(Service()))
+    assert client.post("/queries", content=MULTI).status_code == 201
+    with client.websocket_connect("/queries/Pairs/ws") as live:
+        reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content="".join(MULTI_LINES))
+        assert reply.status_code == 200, reply.text
+        client.post("/streams/advance")
+        events = [json.loads(live.receive_text()) for _ in expected]
+    got = [json.loads(line) for line in client.get("/queries/Pairs/results").text.splitlines()]
+    assert events == expected and got == expected
+
+
+def test_server_sent_events_read_late_carry_their_own_instants(tmp_path: Path) -> None:
+    """The same through a real server's Server-Sent Events, the events read only after every instant
+    closed."""
+    expected = _multi_expected(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "rsp", "serve", "--port", str(port), "--quiet"], cwd=ROOT,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(base + "/queries", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        httpx.post(base + "/queries", content=MULTI, timeout=10)
+        with httpx.stream("GET", base + "/queries/Pairs/events", timeout=20) as events:
+            lines = events.iter_lines()
+            assert next(lines) == ": connected"
+            httpx.post(base + "/streams/elements", params={"stream": "http://ex.org/s"},
+                       content="".join(MULTI_LINES), timeout=10)  # fmt: skip
+            httpx.post(base + "/streams/advance", timeout=10)
+            data = []
+            for line in lines:
+                if line.startswith("data: "):
+                    data.append(json.loads(line[6:]))
+                    if len(data) == len(expected):
+                        break
+        assert data == expected
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

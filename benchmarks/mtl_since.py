@@ -15,7 +15,9 @@ time is that of ``push`` and ``finish``, best of ``--rounds``. The programs (one
 - ``inf``: ``C(X):-D(X)Since[0,inf)B(X)``, ``D(a)@[0,inf)`` then a point ``B(a)@t`` every step;
 - ``bounded``: ``C(X):-Diamondminus[0,2]B(X)`` and ``F(X):-C(X)Since[0,3]B(X)``, a point ``B(a)`` every step;
 - ``open-nested``: ``F(X):-(Diamondminus[0,2]B(X))Since(1/2,3)B(X)``, a point ``B(a)`` every step, and
-  ``G(X):-E(X)Since(1,inf)B(X)`` with ``E(a)`` on ``[t, t+step/2)`` every step (gaps: the left breaks).
+  ``G(X):-E(X)Since(1,inf)B(X)`` with ``E(a)`` on ``[t, t+step/2)`` every step (gaps: the left breaks);
+- ``pairs``: ``C(X):-D(X)Since[0,inf)B(Y), D(X)`` and ``F(X):-D(X)Since(1/2,3]B(Y), B(X)`` (left sides
+  whose variable the right side lacks: split at 0 and evaluated per pair), the stream of ``inf``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ PROGRAMS = {
     "inf": "C(X):-D(X)Since[0,inf)B(X)",
     "bounded": "C(X):-Diamondminus[0,2]B(X)\nF(X):-C(X)Since[0,3]B(X)",
     "open-nested": "F(X):-(Diamondminus[0,2]B(X))Since(1/2,3)B(X)\nG(X):-E(X)Since(1,inf)B(X)",
+    "pairs": "C(X):-D(X)Since[0,inf)B(Y), D(X)\nF(X):-D(X)Since(1/2,3]B(Y), B(X)",
 }
 
 
@@ -43,7 +46,7 @@ def _time(k: int, spacing: Fraction):
 def stream(name: str, facts: int, spacing: Fraction) -> list[tuple]:
     """``facts`` facts of program ``name``'s stream, one time step every ``spacing``."""
     out: list[tuple] = []
-    if name == "inf":
+    if name in ("inf", "pairs"):
         out.append(("D", ("a",), (0, float("inf"), True, False)))
     k = 0
     while len(out) < facts:

@@ -249,13 +249,6 @@ def test_generated_programs_print_back_to_themselves(text: str) -> None:
     assert str(parse_program(str(program))) == str(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ProgramError,
-    reason="issue 41 item 5: the engine evaluates a Since from each right-side fact and the one left-side "
-    "fact its arguments name (rsp/mtl/plans.py, Since.left_of_right), so a left-side variable bound "
-    "elsewhere in the body is still refused",
-)
 def test_a_left_side_variable_bound_elsewhere_in_the_body() -> None:
     """docs/mtl.md refuses a variable on the left of Since *only*: here B(X) binds X beside the Since.
     (A left side entered exactly where the right side's interval ends is the case a guard cannot cover.)"""
@@ -268,3 +261,135 @@ def test_a_left_side_variable_bound_elsewhere_in_the_body() -> None:
     got = sorted(f for _, batch in run(parse(text), facts, horizon=4) for f in batch)
     reference = least_model(parse_program(text), [parse_fact(f) for f in facts], 4)
     assert got == sorted(format_fact(*f) for f in reference)
+
+
+# Since whose left side has a variable its right side lacks, bound by the body's other atoms; each model
+# reckoned by hand (`φ S_ρ ψ` at t: ψ at some t' with t − t' ∈ ρ and φ on the open (t', t)) and equal to
+# the naive evaluator's.
+BOUND_ELSEWHERE = [
+    # the issue's program. Q(b): t' = t on [0,0.5] (E(c,c) there, B(b) at t). Q(a): B(a) on (1,3] takes
+    # t' = 1 only from E(c,c)@[0,1] ((t',t) must lie in (1,3]), so t in (1,1.75]; t' = 2 gives [2,2.75]
+    (
+        "Q(X):-B(X)Since[0,0.75]E(W,W),B(X)",
+        ["E(c,c)@[0,1]", "B(b)@[0,0.5]", "B(a)@(1,3]", "E(d,d)@2"],
+        4,
+        ["Q(a)@(1,1.75]", "Q(a)@[2,2.75]", "Q(b)@[0,0.5]"],
+    ),
+    # 0 in ρ, the left side starting open exactly at the right side's last point: t' = 1, t in (1,1.75];
+    # at t = 1 itself B(a) does not hold, so the case t' = t gives nothing
+    ("Q(X):-B(X)Since[0,0.75]E(W,W),B(X)", ["E(c,c)@[0,1]", "B(a)@(1,3]"], 4, ["Q(a)@(1,1.75]"]),
+    # a bounded range without 0: t' = 0 gives t in (1/2,1] while B holds on (0,t): all of it for a, up
+    # to 0.75 for b; t' in [2,2.5) gives (2.5,3.5), cut at 3 where B(a) ends (closed: (t',3) is inside)
+    (
+        "Q(X):-B(X)Since(1/2,1]E(W,W),C(X)",
+        ["E(c,c)@0", "B(a)@[0,3]", "B(b)@(0,0.75]", "C(a)@[0,4]", "C(b)@[0,4]", "E(d,d)@[2,2.5)"],
+        4,
+        ["Q(a)@(0.5,1]", "Q(a)@(2.5,3]", "Q(b)@(0.5,0.75]"],
+    ),
+    # [1,inf): from t' = 0, t >= 1 as long as B holds on (0,t): up to 5 for a ((0,5) lies in [0,5)), up
+    # to 2 for b; t' = 3 adds [4,5] for a
+    (
+        "Q(X):-B(X)Since[1,inf)E(W,W),C(X)",
+        ["E(c,c)@0", "B(a)@[0,5)", "B(b)@(0,2]", "C(a)@[0,6]", "C(b)@[0,6]", "E(d,d)@3"],
+        6,
+        ["Q(a)@[1,5]", "Q(b)@[1,2]"],
+    ),
+    # under Diamondminus: the Since holds at 1 for every X (t' = t, E(c,c)@1) and on (1,1.5] for a
+    # (B(a) on (1,t)); shifted by 1: Q(a) on [2,2.5], and Q(b) at 2 although B(b) never holds
+    (
+        "Q(X):-Diamondminus[1,1](B(X)Since[0,1/2]E(W,W)), C(X)",
+        ["C(a)@[0,4]", "C(b)@[0,4]", "E(c,c)@1", "B(a)@(1,2]"],
+        4,
+        ["Q(a)@[2,2.5]", "Q(b)@[2,2]"],
+    ),
+    # under Boxminus, without 0: the Since holds on (0,1] and (1,2] (E(c,c) at 0 and 1, B(a) on [0,3]),
+    # so on (0,2]; [t-1,t] lies in it for t in (1,2]
+    (
+        "Q(X):-Boxminus[0,1](B(X)Since(0,1]E(W,W)),C(X)",
+        ["C(a)@[0,4]", "E(c,c)@0", "B(a)@[0,3]", "E(c,c)@1"],
+        4,
+        ["Q(a)@(1,2]"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "facts", "horizon", "expected"), BOUND_ELSEWHERE)
+def test_since_left_variables_bound_elsewhere(
+    text: str, facts: list[str], horizon, expected: list[str]
+) -> None:
+    from mtl_naive import least_model
+
+    from rsp.mtl import format_fact
+
+    got = sorted(f for _, batch in run(text, facts, horizon=horizon) for f in batch)
+    assert got == expected
+    reference = least_model(parse_program(text), [parse_fact(f) for f in facts], horizon)
+    assert sorted(format_fact(*f) for f in reference) == expected
+
+
+def test_normal_form_splits_a_since_with_zero_whose_left_side_is_bound_elsewhere() -> None:
+    """φ S_ρ ψ ≡ ψ ∨ φ S_{ρ∖{0}} ψ: one rule with ψ in the Since's place (the other atoms bind X), one
+    with the Since without 0, whose fresh predicate has the variables of both sides."""
+    program = parse("Q(X):-B(X)Since[0,0.75]E(W,W),B(X)")
+    assert [str(r) for r in program.rules] == [
+        "_mtl1(X0,X1):-B(X0)Since(0,0.75]E(X1,X1)",
+        "Q(X):-E(W,W), B(X)",
+        "Q(X):-_mtl1(X,W), B(X)",
+    ]
+    # without 0 nothing splits; with [0,0] only the right side is left
+    assert [str(r) for r in parse("Q(X):-B(X)Since(0,1]E(W,W),B(X)").rules] == [
+        "_mtl1(X0,X1):-B(X0)Since(0,1]E(X1,X1)",
+        "Q(X):-_mtl1(X,W), B(X)",
+    ]
+    assert [str(r) for r in parse("Q(X):-B(X)Since[0,0]E(W,W),B(X)").rules] == ["Q(X):-E(W,W), B(X)"]
+    # through Diamondminus and the right side of a Since, the disjunction reaches the rule
+    assert [str(r) for r in parse("Q(X):-C(X)Since[0,1](B(X)Since[0,1]E(W,W)),B(X)").rules] == [
+        "_mtl1(X0,X1):-B(X0)Since(0,1]E(X1,X1)",
+        "_mtl2(X0,X1):-C(X0)Since(0,1]E(X1,X1)",
+        "_mtl3(X0,X1):-C(X0)Since[0,1]_mtl1(X0,X1)",
+        "Q(X):-E(W,W), B(X)",
+        "Q(X):-_mtl2(X,W), B(X)",
+        "Q(X):-_mtl3(X,W), B(X)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # on the left of Since only: unsafe, with or without 0
+        ("Q(X,W):-B(X)Since[0,1]E(W,W)", "holds with no left-side fact at all when t' = t"),
+        ("Q(X,W):-B(X)Since(0,1]E(W,W)", "nothing else in the body binds them"),
+        ("Q(X):-B(X)Since[0,1]E(W,W),Boxminus[0,1]Diamondminus[0,1]C(X)Since[0,1]E(W,W)", "X that its right"),
+        # bound elsewhere, 0 in the range, where the split does not distribute
+        ("Q(X):-Boxminus[0,1](B(X)Since[0,1]E(W,W)),B(X)", "not under Boxminus"),
+        ("Q(X):-Boxminus[0,1]Diamondminus[0,1](B(X)Since[0,1]E(W,W)),B(X)", "not under Boxminus"),
+        ("Q(X):-(B(X)Since[0,1]E(W,W))Since[0,1]C(X,W)", "not on the left of a Since"),
+    ],
+)
+def test_since_left_variables_refused(text: str, message: str) -> None:
+    with pytest.raises(ProgramError, match="left side of Since uses variable") as err:
+        parse(text)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("Q(X):-(B(X)Since(0,1]E(W,W))Since[0,1]C(X,W)", ["B(a)@[0,3]", "E(b,b)@0", "C(a,b)@[1,1.5]"]),
+        (
+            "Q(X):-Boxminus[0,1/2](B(X)Since(0,1]E(W,W)), Diamondminus[0,1]B(X)",
+            ["B(a)@[0,2]", "E(b,b)@0", "E(c,c)@1/2", "B(b)@(1/2,3]", "E(b,b)@[1,2)"],
+        ),
+    ],
+)
+def test_since_left_variables_without_zero_anywhere(text: str, facts: list[str]) -> None:
+    """Without 0 in its range such a Since needs its left side on a nonempty (t', t): evaluated per pair of
+    facts in any context, under Boxminus and on the left of a Since too."""
+    from mtl_naive import least_model
+
+    from rsp.mtl import format_fact
+
+    got = sorted(f for _, batch in run(text, facts, horizon=4) for f in batch)
+    reference = least_model(parse_program(text), [parse_fact(f) for f in facts], 4)
+    assert got == sorted(format_fact(*f) for f in reference)
+    assert got  # something to compare

@@ -83,6 +83,16 @@ STREAMS = {
         _blocks,
     ),
     "recursive": ("P(X):-B(X)\nP(X):-P(X)Since(1,2]B(X)", lambda n, s: _points("B", n, s)),
+    # a left side whose variable the right side lacks (bound by the body's other atom): a carry per pair
+    "pairs-inf": (
+        "C(X):-D(X)Since[0,inf)B(Y), D(X)",
+        lambda n, s: [("D", ("a",), (0, INF, True, False))] + _points("B", n, s),
+    ),
+    "pairs-bounded": (
+        "C(X):-Diamondminus[0,2]B(X)\nF(X):-C(X)Since[0,3]B(Y), C(X)",
+        lambda n, s: _points("B", n, s),
+    ),
+    "pairs-breaks": ("G(X):-E(X)Since[1/4,inf)B(Y), B(X)\nH(X):-E(X)Since(0,1/2]B(Y), E(X)", _blocks),
 }
 BOUND = 12  # stored intervals, whatever the length and the density
 
@@ -185,8 +195,8 @@ _RIGHT = ["B", "C", "C"]  # mostly points and runs of points
 
 
 @st.composite
-def since_lefts(draw, heads: list[str]) -> str:
-    atom = f"{draw(st.sampled_from(_LEFT + heads))}(X)"
+def since_lefts(draw, heads: list[str], var: str = "X") -> str:
+    atom = f"{draw(st.sampled_from(_LEFT + heads))}({var})"
     kind = draw(st.sampled_from(["atom", "atom", "dia", "box", "since"]))
     if kind == "atom":
         return atom
@@ -194,18 +204,20 @@ def since_lefts(draw, heads: list[str]) -> str:
         return f"(Diamondminus{draw(since_ranges())}{atom})"
     if kind == "box":
         return f"(Boxminus{draw(since_ranges())}{atom})"
-    return f"({atom}Since{draw(since_ranges())}{draw(st.sampled_from(_RIGHT))}(X))"
+    return f"({atom}Since{draw(since_ranges())}{draw(st.sampled_from(_RIGHT))}({var}))"
 
 
 @st.composite
 def since_programs(draw) -> str:
     """One to three rules, each with a Since (its left side an atom or a nested formula, its right
-    side an atom, a binary atom or a ◇⁻), sometimes recursive, sometimes joined with an atom."""
+    side an atom, a binary atom or a ◇⁻), sometimes recursive, sometimes joined with an atom; sometimes
+    the left side is over Y, which the right side lacks and an atom beside the Since binds."""
     rules = []
     defined: list[str] = []  # the heads of earlier rules: recursion through them, never through nothing
     for i in range(draw(st.integers(1, 3))):
         head = "PQ"[i % 2]
-        left = draw(since_lefts(defined))
+        other = draw(st.integers(0, 3)) == 0  # the left side over Y, bound elsewhere
+        left = draw(since_lefts(defined, "Y" if other else "X"))
         right = draw(st.sampled_from(["atom", "atom", "binary", "dia"] + (["head"] if defined else [])))
         if right == "atom":
             right = f"{draw(st.sampled_from(_RIGHT))}(X)"
@@ -216,6 +228,8 @@ def since_programs(draw) -> str:
         else:
             right = f"{draw(st.sampled_from(defined))}(X)"
         body = [f"{left}Since{draw(since_ranges())}{right}"]
+        if other and right != "E(X,Y)":
+            body.append(draw(st.sampled_from([f"{p}(Y)" for p in _LEFT + _RIGHT] + ["E(X,Y)", "E(Y,X)"])))
         if draw(st.integers(0, 3)) == 0:
             body.append(f"{draw(st.sampled_from(_LEFT))}(X)")
         hargs = "X,Y" if right == "E(X,Y)" and len(body) == 1 and draw(st.booleans()) else "X"

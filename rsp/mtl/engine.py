@@ -12,14 +12,15 @@ Forgetting: an interval that ended before the frontier is final; it is reported 
 and dropped. Joins need facts at the same time point, ``◇⁻ρ`` and ``⊞ρ`` are applied once to each new
 interval, and ``⊟ρ`` and ``Since`` recompute only maximal intervals that grew. What an ended interval
 ``j`` on the right of ``A S_ρ B`` can still give is kept instead as its *carry* (per rule and ground
-right atom): ``(j ∩ [k.lo, ∞)) ⊕ ρ`` beyond the frontier, ``k`` the left atom's maximal interval that
-reaches the frontier, coalesced and tagged with ``k``'s start; it becomes a result up to ``k``'s end as
-``k`` grows, and is dropped when ``k`` ends (see :meth:`Engine._fold`). So memory holds the intervals
-that reach the frontier or the future, never the stream's past (:meth:`Engine.stored_intervals`). For a
-program with no punctual interval (the case of the paper's Algorithm 6) that is also independent of how
-dense the timestamps are: a ``◇⁻[a,b]`` or a ``Since[a,b]`` with ``a < b`` coalesces the shifts of
-close points into one interval, and isolated points are dropped as soon as they are passed. Rational
-times are exact (``int`` or ``Fraction``).
+right atom, and per ground left atom too when A has variables B lacks: such a Since is evaluated per
+pair of left and right atoms, :class:`rsp.mtl.plans.SincePairs`): ``(j ∩ [k.lo, ∞)) ⊕ ρ`` beyond the
+frontier, ``k`` the left atom's maximal interval that reaches the frontier, coalesced and tagged with
+``k``'s start; it becomes a result up to ``k``'s end as ``k`` grows, and is dropped when ``k`` ends
+(see :meth:`Engine._fold`). So memory holds the intervals that reach the frontier or the future, never
+the stream's past (:meth:`Engine.stored_intervals`). For a program with no punctual interval (the case
+of the paper's Algorithm 6) that is also independent of how dense the timestamps are: a ``◇⁻[a,b]`` or
+a ``Since[a,b]`` with ``a < b`` coalesces the shifts of close points into one interval, and isolated
+points are dropped as soon as they are passed. Rational times are exact (``int`` or ``Fraction``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from rsp.mtl.intervals import (
 )
 from rsp.mtl.model import Var, format_atom
 from rsp.mtl.normalise import Normalised
-from rsp.mtl.plans import Join, Op, Since, compile_rules, match, rescale
+from rsp.mtl.plans import Join, Op, Since, SincePairs, compile_rules, match, rescale
 
 Key = tuple  # (pred, args)
 
@@ -101,16 +102,16 @@ class Engine:
         self._emitted: dict[Key, int] = {}
         self._indexes: dict[str, dict[tuple, dict[tuple, set[tuple]]]] = {}  # pred -> positions -> index
         self._by_body: dict[str, list] = {}
-        self._since_right: dict[str, list[Since]] = {}
+        self._since_right: dict[str, list[Since | SincePairs]] = {}
         # Since rule -> left args -> right args -> [tag lo, tag lc, head args, coalesced intervals]
         self._carries: dict[int, dict[tuple, dict[tuple, list]]] = {}
-        self._since_rules: dict[int, Since] = {}
+        self._since_rules: dict[int, Since | SincePairs] = {}
         for rule in self.rules:
             if isinstance(rule, Join):
                 preds = {p for p, _ in rule.body}
             elif isinstance(rule, Op):
                 preds = {rule.body[0]}
-            else:
+            else:  # Since, SincePairs
                 preds = {rule.left[0], rule.right[0]}
                 self._since_right.setdefault(rule.right[0], []).append(rule)
                 self._carries[id(rule)] = {}
@@ -409,8 +410,10 @@ class Engine:
                         slots[slot] = args[k]
                     for part in parts:
                         join(rule, plan, 0, slots, part)
-        else:
+        elif type(rule) is Since:
             self._apply_since(rule, pred, facts)
+        else:
+            self._apply_pairs(rule, pred, facts)
 
     def _join(self, rule: Join, plan: list, k: int, slots: list, current: Interval) -> None:
         store = self.store
@@ -506,16 +509,98 @@ class Engine:
                                 self._insert(hpred, hargs, out)
                 carries = self._carries[id(rule)].get(largs)
                 if carries:
-                    for k in ks:
-                        upto = (-INF, k[1], False, True)
-                        for lo, lc, hargs, pending in carries.values():
-                            if lo != k[0] or lc != k[2]:
+                    self._release(hpred, carries, ks)
+
+    def _matching(self, pred: str, positions: tuple, key: tuple, arity: int) -> list[tuple]:
+        """The ground atoms of ``pred`` in the store with the values ``key`` at ``positions``."""
+        table = self.store.get(pred)
+        if not table:
+            return []
+        if len(positions) == arity:
+            return [key] if key in table else []
+        return self._candidates(pred, positions, key, table)
+
+    def _apply_pairs(self, rule: SincePairs, pred: str, facts: dict) -> None:
+        """``A S_ρ B`` with variables in A that B lacks: each new part of B (or of A) with every fact of
+        A (of B) that agrees with it on the shared variables, as a pair (head arguments from both);
+        what ended intervals of B can still give comes from the carries of each (left, right) pair."""
+        hpred = rule.head
+        (lpred, lterms), (rpred, rterms) = rule.left, rule.right
+        rho = rule.rho
+        visible = self._visible
+        insert = self._insert
+        head_of_pair = rule.head_of_pair
+        if pred == rpred:
+            positions, arity = rule.left_positions, len(lterms)
+            for args, parts in facts.items():
+                key = rule.left_key(args)
+                if key is None:
+                    continue
+                lefts = self._matching(lpred, positions, key, arity)
+                if not lefts:
+                    continue
+                js = []
+                for part in parts:
+                    j = self._containing(rpred, args, part)
+                    if j is not None and j not in js:
+                        js.append(j)
+                table = self.store[lpred]
+                for largs in lefts:
+                    hargs = head_of_pair(args + largs)
+                    if hargs is None:
+                        continue
+                    for k in table[largs]:
+                        k = intersect(k, visible)
+                        if k is None:
+                            continue
+                        for j in js:
+                            out = since(j, k, rho)
+                            if out is not None:
+                                insert(hpred, hargs, out)
+        if pred == lpred:
+            positions, arity = rule.right_positions, len(rterms)
+            carries = self._carries[id(rule)]
+            for largs, parts in facts.items():
+                key = rule.right_key(largs)
+                if key is None:
+                    continue
+                ks = []
+                for part in parts:
+                    k = self._containing(lpred, largs, part)
+                    if k is not None and k not in ks:
+                        ks.append(k)
+                rights = self._matching(rpred, positions, key, arity)
+                if rights:
+                    table = self.store[rpred]
+                    for args in rights:
+                        hargs = head_of_pair(args + largs)
+                        if hargs is None:
+                            continue
+                        for j in table[args]:
+                            j = intersect(j, visible)
+                            if j is None:
                                 continue
-                            for iv in pending:
-                                out = intersect(iv, upto)
-                                if out is None:
-                                    break
-                                self._insert(hpred, hargs, out)
+                            for k in ks:
+                                out = since(j, k, rho)
+                                if out is not None:
+                                    insert(hpred, hargs, out)
+                pending = carries.get(largs)
+                if pending:
+                    self._release(hpred, pending, ks)
+
+    def _release(self, hpred: str, carries: dict, ks) -> None:
+        """Give out the carries of one left atom tagged with a maximal interval in ``ks`` (one that grew),
+        up to its end."""
+        for k in ks:
+            upto = (-INF, k[1], False, True)
+            for lo, lc, hargs, pending in carries.values():
+                if lo != k[0] or lc != k[2]:
+                    continue
+                for iv in pending:
+                    out = intersect(iv, upto)
+                    if out is None:
+                        break
+                    self._insert(hpred, hargs, out)
 
     def _since_out(self, hpred, hargs, j, lefts, rho) -> None:
         if covers_zero(rho):
@@ -628,7 +713,7 @@ class Engine:
                 count += sum(len(carry[3]) for carry in by_right.values())
         return count
 
-    def _left_reaching(self, rule: Since, largs: tuple, end, closed: bool) -> Interval | None:
+    def _left_reaching(self, rule: Since | SincePairs, largs: tuple, end, closed: bool) -> Interval | None:
         """The left atom ``largs``'s maximal interval that has not ended at the frontier and starts
         before it (the only one a witness before the frontier can use), or ``None``."""
         ivs = self.store.get(rule.left[0], {}).get(largs)
@@ -638,7 +723,7 @@ class Engine:
                     return k if k[0] < end else None
         return None
 
-    def _fold(self, rule: Since, args: tuple, j: Interval, end, closed: bool) -> None:
+    def _fold(self, rule: Since | SincePairs, args: tuple, j: Interval, end, closed: bool) -> None:
         """Keep what an ended interval ``j`` of the right atom ``args`` can still give, before it is
         dropped. ``A S_ρ B`` holds at t if B holds at some t' with t − t' ∈ ρ and A on (t', t). A t
         not yet final (after the frontier F) with t' in ``j`` (t' < F, as ``j`` ended) needs A on
@@ -646,13 +731,36 @@ class Engine:
         not hold at t' itself), and t ≤ k.hi. The results ``j`` can still give are thus
         ``(j ∩ [k.lo, ∞)) ⊕ ρ`` beyond F, up to k.hi as k grows: that set is the carry, coalesced
         with the other ended intervals' and tagged with k's start. It is given out when k grows
-        (:meth:`_apply_since`) and dropped when k ends. Trimmed to what is not final, it lies in
+        (:meth:`_release`) and dropped when k ends. Trimmed to what is not final, it lies in
         (F, F + b] for ρ = ⟨a, b⟩; each piece but the first is at least b − a long, so with a < b there
-        are at most 1 + b/(b − a) pieces however dense the points (an unbounded ρ gives one)."""
-        hargs = rule.head_of_right(args)
-        if hargs is None:
+        are at most 1 + b/(b − a) pieces however dense the points (an unbounded ρ gives one).
+        For :class:`SincePairs` the same holds of each left atom that agrees with ``args``: one carry per
+        (left atom, right atom) pair."""
+        if type(rule) is Since:
+            hargs = rule.head_of_right(args)
+            if hargs is not None:
+                self._fold_pair(rule, args, rule.left_of_right(args), hargs, j, end, closed)
             return
-        largs = rule.left_of_right(args)
+        key = rule.left_key(args)
+        if key is None:
+            return
+        head_of_pair = rule.head_of_pair
+        for largs in self._matching(rule.left[0], rule.left_positions, key, len(rule.left[1])):
+            hargs = head_of_pair(args + largs)
+            if hargs is not None:
+                self._fold_pair(rule, args, largs, hargs, j, end, closed)
+
+    def _fold_pair(
+        self,
+        rule: Since | SincePairs,
+        args: tuple,
+        largs: tuple,
+        hargs: tuple,
+        j: Interval,
+        end,
+        closed: bool,
+    ) -> None:
+        """:meth:`_fold` for the right atom ``args`` and the left atom ``largs``."""
         k = self._left_reaching(rule, largs, end, closed)
         if k is None:
             return

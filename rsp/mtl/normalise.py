@@ -14,14 +14,30 @@ share one fresh predicate.
 _mtl1(X0):-Diamondminus[0,1]B(X0)
 _mtl2(X0):-Boxminus[1,2]_mtl1(X0)
 A(X):-_mtl2(X), C(X)
+
+A ``Since`` whose left side has a variable its right side lacks (:func:`check` accepts it when the body
+binds that variable elsewhere) is kept whole when 0 ∉ ρ: its fresh predicate has the variables of both
+sides, and the engine evaluates it per pair of a left and a right fact (:class:`rsp.mtl.plans.SincePairs`;
+with t' < t the left side holds on a nonempty (t', t), so the pair binds them all). With 0 ∈ ρ it holds
+wherever its right side does, whatever the value of that variable: ``φ S_ρ ψ ≡ ψ ∨ φ S_{ρ∖{0}} ψ``. The
+disjunction is carried up through ``◇⁻`` and the right sides of ``Since`` (over which it distributes)
+to the rule, which becomes one rule per choice of disjuncts, where the body's other atoms bind the
+variable. (Under ``⊟`` or on the left of a ``Since`` it does not distribute: :func:`check` refuses that.)
+
+>>> for rule in normalise(parse_program("Q(X):-B(X)Since[0,0.75]E(W,W), B(X)")).rules:
+...     print(rule)
+_mtl1(X0,X1):-B(X0)Since(0,0.75]E(X1,X1)
+Q(X):-E(W,W), B(X)
+Q(X):-_mtl1(X,W), B(X)
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from rsp.errors import ProgramError
-from rsp.mtl.intervals import INF, Interval, shift
+from rsp.mtl.intervals import INF, Interval, covers_zero, shift
 from rsp.mtl.model import FUTURE, Atom, Binary, Formula, Origin, Program, Rule, Unary, Var, variables_of
 
 
@@ -77,7 +93,7 @@ def check(program: Program) -> None:
             )
         outside = {v for literal in rule.body for v in _outside_since_left(literal)}
         for literal in rule.body:
-            _check_since(literal, rule, outside)
+            _check_since(literal, rule, outside, None)
 
 
 def _outside_since_left(f: Formula) -> list[Var]:
@@ -99,30 +115,59 @@ def _future_operator(f: Formula) -> str | None:
     return _future_operator(f.left) or _future_operator(f.right)
 
 
-def _check_since(f: Formula, rule: Rule, outside: set[Var]) -> None:
-    """Refuse a Since whose left side has a variable its right side lacks. When the body binds it
-    elsewhere (``outside``: the variables outside every Since's left side) the rule is safe, but the
-    engine evaluates a Since from each right-side fact and the one left-side fact its arguments name."""
+def _check_since(f: Formula, rule: Rule, outside: set[Var], context: str | None) -> None:
+    """Refuse a Since whose left side has a variable its right side lacks unless the body binds it
+    elsewhere (``outside``: the variables outside every Since's left side); with 0 in the Since's range,
+    refuse it also in a ``context`` over which its split (``ψ ∨ φ S_{ρ∖{0}} ψ``) does not distribute:
+    under Boxminus, or on the left side of a Since."""
     if isinstance(f, Unary):
-        _check_since(f.sub, rule, outside)
+        _check_since(f.sub, rule, outside, "under Boxminus" if f.op == "Boxminus" else context)
     elif isinstance(f, Binary):
-        extra = [v for v in variables_of(f.left) if v not in set(variables_of(f.right))]
+        right = set(variables_of(f.right))
+        extra = [v for v in variables_of(f.left) if v not in right]
         if extra:
             names = ", ".join(str(v) for v in extra)
-            if all(v in outside for v in extra):
-                reason = (
-                    f"the body binds them elsewhere, but rsp mtl evaluates {f.op} from the facts of its "
-                    "right side, so each variable of its left side must be on its right side too"
+            if not all(v in outside for v in extra):
+                if covers_zero(f.rho):
+                    reason = f"{f} holds with no left-side fact at all when t' = t, leaving them unbound"
+                else:
+                    reason = "nothing else in the body binds them"
+                raise ProgramError(
+                    f"rule '{rule}': the left side of {f.op} uses variable(s) {names} that its right side "
+                    f"does not ({reason})",
+                    rule.origin.position,
                 )
-            else:
-                reason = f"{f} holds with no left-side fact at all when t' = t, leaving them unbound"
-            raise ProgramError(
-                f"rule '{rule}': the left side of {f.op} uses variable(s) {names} that its right side "
-                f"does not ({reason})",
-                rule.origin.position,
-            )
-        _check_since(f.left, rule, outside)
-        _check_since(f.right, rule, outside)
+            if covers_zero(f.rho) and context is not None:
+                raise ProgramError(
+                    f"rule '{rule}': the left side of {f.op} uses variable(s) {names} that its right side "
+                    f"does not; the body binds them elsewhere, but with 0 in its range {f} holds wherever "
+                    f"its right side does, for every value of {names}, and rsp mtl evaluates that only "
+                    f"where the {f.op} can be split into its right side or the same {f.op} without 0 (in "
+                    f"a rule body, under Diamondminus, on the right of a Since), not {context}",
+                    rule.origin.position,
+                )
+        _check_since(f.left, rule, outside, "on the left of a Since")
+        _check_since(f.right, rule, outside, context)
+
+
+def _splits(f: Formula) -> bool:
+    """Whether ``f`` has a Since with 0 in its range whose left side has a variable its right side lacks."""
+    if isinstance(f, Atom):
+        return False
+    if isinstance(f, Unary):
+        return _splits(f.sub)
+    if covers_zero(f.rho):
+        right = set(variables_of(f.right))
+        if any(v not in right for v in variables_of(f.left)):
+            return True
+    return _splits(f.left) or _splits(f.right)
+
+
+def _without_zero(rho: Interval) -> Interval | None:
+    """``ρ ∖ {0}`` for a range that holds 0 (``None`` when ρ is ``[0,0]``)."""
+    if rho[1] == 0:
+        return None
+    return (0, rho[1], False, rho[3])
 
 
 def _rename(f: Formula, names: dict[Var, Var]) -> Formula:
@@ -165,6 +210,31 @@ def normalise(program: Program) -> Normalised:
             inner: Formula = Unary(f.op, f.rho, flat(f.sub, origin))
         else:
             inner = Binary(f.op, f.rho, flat(f.left, origin), flat(f.right, origin))
+        return define(inner, f, origin)
+
+    def split(f: Formula, origin: Origin) -> list[Atom]:
+        """Atoms whose disjunction is ``f`` (one unless a Since of ``f`` splits: see the module's text)."""
+        if not _splits(f):
+            return [flat(f, origin)]
+        if isinstance(f, Unary):  # Diamondminus: check refuses a split under Boxminus
+            return _distinct([define(Unary(f.op, f.rho, sub), f, origin) for sub in split(f.sub, origin)])
+        left = flat(f.left, origin)  # check refuses a split on the left of a Since
+        names = set(variables_of(left))
+        parts = []
+        for right in split(f.right, origin):
+            if names <= set(variables_of(right)):
+                parts.append(define(Binary(f.op, f.rho, left, right), f, origin))
+                continue
+            rho: Interval | None = f.rho
+            if covers_zero(f.rho):
+                parts.append(right)  # t' = t: the right side alone
+                rho = _without_zero(f.rho)
+            if rho is not None:
+                parts.append(define(Binary(f.op, rho, left, right), f, origin))
+        return _distinct(parts)
+
+    def define(inner: Formula, f: Formula, origin: Origin) -> Atom:
+        """The fresh predicate's atom for an operator over atoms (defined by a new rule if new)."""
         variables = variables_of(inner)
         canonical_names = {v: Var(f"X{i}") for i, v in enumerate(variables)}
         canonical = _rename(inner, canonical_names)
@@ -190,9 +260,19 @@ def normalise(program: Program) -> Normalised:
             # ``H :- op P`` is already in normal form: no fresh predicate (and no rule defining it)
             out.append(Rule(new_head, rule.body, rule.origin))
             continue
-        body = tuple(flat(literal, rule.origin) for literal in rule.body)
-        out.append(Rule(new_head, body, rule.origin))
+        if not any(_splits(literal) for literal in rule.body):
+            body = tuple(flat(literal, rule.origin) for literal in rule.body)
+            out.append(Rule(new_head, body, rule.origin))
+            continue
+        choices = [split(literal, rule.origin) for literal in rule.body]
+        for body in _distinct([tuple(_distinct(list(atoms))) for atoms in itertools.product(*choices)]):
+            out.append(Rule(new_head, body, rule.origin))
     return Normalised(tuple(out), program, frozenset(fresh.values()), punctual)
+
+
+def _distinct(items: list) -> list:
+    """``items`` without repetitions, in their order."""
+    return list(dict.fromkeys(items))
 
 
 def _single_op_rule(rule: Rule) -> bool:

@@ -6,8 +6,9 @@ A rule's variables are numbered; a join keeps its binding in one list of slots, 
 step knows which argument positions are bound when it is looked up, how to build its lookup key from
 the slots, and which slots its free positions fill. Operator rules (``◇⁻``, ``⊟``, ``Since``) need no
 slots: a *projector* maps the body atom's arguments straight to the head's (``None`` when a constant
-or a repeated variable does not match). Bounds ``rho`` are stored in the engine's time unit and
-rescaled with it (:meth:`rescale`).
+or a repeated variable does not match); a ``Since`` whose left side has variables its right side
+lacks projects a pair of a right and a left atom's arguments (:class:`SincePairs`). Bounds ``rho`` are
+stored in the engine's time unit and rescaled with it (:meth:`rescale`).
 
 >>> from rsp.mtl.model import Var
 >>> X, Y = Var("X"), Var("Y")
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from rsp.mtl.intervals import Interval
+from rsp.mtl.intervals import Interval, covers_zero, fmt
 from rsp.mtl.model import Atom, Binary, Unary, Var
 from rsp.mtl.normalise import Normalised
 
@@ -146,6 +147,48 @@ class Since:
     left_of_right: Callable  # right-side args -> left-side args
 
 
+@dataclass
+class SincePairs:
+    """``A S_ρ B`` whose left side A has variables its right side B lacks (bound elsewhere in the
+    rule's body): evaluated per pair of a left fact and a right fact that agree on their shared
+    variables, the head's arguments taken from both. ρ never holds 0 (the normaliser makes the case
+    t' = t a rule of its own), so A holds on a nonempty (t', t) and binds its variables."""
+
+    head: str
+    rho: Interval
+    rho0: Interval
+    left: tuple
+    right: tuple
+    head_of_pair: Callable  # right args + left args -> head args (None: they do not match)
+    left_positions: tuple[int, ...]  # the left atom's positions a right atom fixes (constants, shared vars)
+    left_key: Callable  # right args -> the values at ``left_positions`` (None: the right atom does not match)
+    right_positions: tuple[int, ...]  # the right atom's positions a left atom fixes
+    right_key: Callable  # left args -> the values at ``right_positions`` (None: the left atom does not match)
+
+
+def _pairs(head: Atom, rho: Interval, left: Atom, right: Atom) -> SincePairs:
+    if covers_zero(rho):
+        raise ValueError(
+            f"{left}Since{fmt(rho)}{right}: a Since whose left side has variables its right side lacks "
+            "cannot hold 0 in its range here (rsp.mtl.normalise splits it)"
+        )
+    lvars, rvars = set(left.variables()), set(right.variables())
+    lpos = tuple(i for i, t in enumerate(left.args) if type(t) is not Var or t in rvars)
+    rpos = tuple(i for i, t in enumerate(right.args) if type(t) is not Var or t in lvars)
+    return SincePairs(
+        head.pred,
+        rho,
+        rho,
+        (left.pred, left.args),
+        (right.pred, right.args),
+        projector(right.args + left.args, head.args),
+        lpos,
+        projector(right.args, tuple(left.args[i] for i in lpos)),
+        rpos,
+        projector(left.args, tuple(right.args[i] for i in rpos)),
+    )
+
+
 def _slot_pattern(terms: tuple, slot: dict[Var, int], bound: set[Var]):
     """For an atom whose variables in ``bound`` already have slots: its bound positions, their key
     parts, the slots its new variables fill and the equalities among its new positions."""
@@ -210,6 +253,9 @@ def compile_rules(program: Normalised) -> list:
             (literal,) = rule.body
             if isinstance(literal, Binary):
                 left, right = literal.left, literal.right
+                if not set(left.variables()) <= set(right.variables()):
+                    rules.append(_pairs(head, literal.rho, left, right))
+                    continue
                 rules.append(
                     Since(
                         head.pred,

@@ -12,6 +12,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TextIO
 
 from rsp import ENGINE_GC_THRESHOLDS, __version__
@@ -334,8 +335,7 @@ def open_query(args: argparse.Namespace, path: str, out: TextIO):
     if explain:
 
         def write(result) -> None:
-            result.explanations = query.explain_result(result)
-            writer.write(result)
+            writer.write(replace(result, explanations=query.explain_result(result)))
 
         query.subscribe(write)
     else:
@@ -404,8 +404,7 @@ def open_queries(args: argparse.Namespace, paths: list[str], out: TextIO):
         if args.explain:
 
             def write(result, handle=handle, writer=writer) -> None:
-                result.explanations = handle.explain_result(result)
-                writer.write(result)
+                writer.write(replace(result, explanations=handle.explain_result(result)))
 
             handle.subscribe(write)
         else:

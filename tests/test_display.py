@@ -1,4 +1,4 @@
-"""A query in a notebook (rsp/display.py): readable reprs, HTML tables, results as pandas / Arrow tables
+"""A query in a notebook (rsp/io/display.py): readable reprs, HTML tables, results as pandas / Arrow tables
 whose rows are the results' solutions, terms turned into the Python values rdflib gives them, and the
 example notebook (examples/notebook/) executed from start to end."""
 
@@ -11,7 +11,7 @@ from fuzzing import examples, saved_on_failure
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsp.display import python_value
+from rsp.io.display import python_value
 from rsp.runtime import Engine
 
 ROOT = Path(__file__).resolve().parents[1]

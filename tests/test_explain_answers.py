@@ -74,7 +74,7 @@ def answers_from(handle, rows: set[tuple[str, tuple]]):
     by_pred: dict[str, set] = {}
     for pred, args in rows:
         by_pred.setdefault(pred, set()).add(args)
-    instant = Instant(handle.translation, lambda p: by_pred.get(p, set()), handle.engine.compiled, ExpressionCache())
+    instant = Instant(handle.translation, lambda p: by_pred.get(p, set()), handle.compilers, ExpressionCache())
     form = handle.query.form
     if isinstance(form, ast.Select):
         return [{k: v for k, v in s.items()} for s in instant.select(form)]

@@ -173,7 +173,7 @@ def _bulk_run(calls, bulk: bool, explain: bool):
                 engine.push([x for t, x in timed if t == time], time, stream)
     engine.close()
     results = [[(r.time, sorted(map(str, r.bindings))) for r in q] for q in queries]
-    kept = [(q._element_times, list(q._element_order)) for q in queries]
+    kept = [(q.element_times, list(q._element_order)) for q in queries]
     return results, engine.late, sorted(late), kept  # push_sorted reports late elements query by query
 
 

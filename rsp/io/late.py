@@ -28,7 +28,7 @@ class LateLines:
         self._time = 0
         self._reported: set[int] = set()
         self._failing = 0
-        engine._late_at = self._late
+        engine.on_late_element = self._late
 
     def push(
         self, triples, time: int, stream: str, source: str, counters, file: str, lines: Sequence[int]

@@ -1,7 +1,7 @@
 """Query results per evaluation instant and the writers that print them (jsonl, SPARQL JSON, CSV, TSV, …).
 
-A result is one query's answer at one instant: a bag of solutions (:class:`SelectResult`), CONSTRUCT
-triples (:class:`ConstructResult`) or an ASK boolean (:class:`AskResult`). Terms are N-Triples strings
+A result (:class:`Result`) is one query's answer at one instant: a bag of solutions, CONSTRUCT triples
+or an ASK boolean. Terms are N-Triples strings
 (``<iri>``, ``_:b``, ``"lex"``, ``"lex"@en``, ``"lex"^^<dt>``) exactly as the engine holds them; a
 variable absent from a solution is unbound. Each writer writes one record per call and flushes, so a
 consumer sees every instant as soon as it is computed.
@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import TextIO
 
@@ -39,60 +39,68 @@ Triple = tuple[Term, Term, Term]
 
 
 @dataclass(frozen=True)
-class SelectResult:
-    """The solutions of a SELECT query at ``time`` (ms): a bag (duplicates kept) over ``variables``."""
+class Result:
+    """What a query says at one evaluation instant (``time``, ms): the solutions of a SELECT
+    (``bindings``: a bag, duplicates kept, over ``variables``), the triples of a CONSTRUCT (``triples``:
+    N-Triples lines, or ``(s, p, o)`` tuples) or the answer of an ASK (``boolean``); exactly one of the
+    three is set. A value: made when the instant closes, never changed afterwards, whoever holds it and
+    however late it is written (with ``--explain``, :func:`dataclasses.replace` gives a copy with its
+    ``explanations``, one per distinct answer: see :mod:`rsp.query.explain`)."""
 
     query: str
     time: int
-    variables: tuple[str, ...]
-    rows: Sequence[Mapping[str, Term]] = field(default_factory=tuple)
-    explanations: Sequence | None = None
-    """With ``--explain``: one explanation per distinct answer (see :mod:`rsp.query.explain`)."""
-
-
-@dataclass(frozen=True)
-class ConstructResult:
-    """The triples a CONSTRUCT query (or ``REGISTER STREAM``) produces at ``time`` (ms)."""
-
-    query: str
-    time: int
-    triples: Sequence[Triple] = field(default_factory=tuple)
+    variables: tuple[str, ...] = ()
+    bindings: Sequence[Mapping[str, Term]] | None = None
+    triples: Sequence[Triple | str] | None = None
+    boolean: bool | None = None
     explanations: Sequence | None = None
 
+    def __repr__(self) -> str:
+        from rsp.io.display import result_repr
 
-@dataclass(frozen=True)
-class AskResult:
-    """The answer of an ASK query at ``time`` (ms)."""
+        return result_repr(self)
 
-    query: str
-    time: int
-    value: bool
-    explanations: Sequence | None = None
+    def _repr_html_(self) -> str:
+        """A table in a notebook (rsp/io/display.py)."""
+        from rsp.io.display import result_html
+
+        return result_html(self)
 
 
-Result = SelectResult | ConstructResult | AskResult
+def SelectResult(  # noqa: N802 (a constructor by another name)
+    query: str, time: int, variables: Sequence[str], rows: Sequence[Mapping[str, Term]] = (),
+    explanations: Sequence | None = None,
+) -> Result:  # fmt: skip
+    """A SELECT's :class:`Result`: ``rows`` are its bindings."""
+    return Result(query, time, tuple(variables), bindings=rows, explanations=explanations)
+
+
+def ConstructResult(  # noqa: N802
+    query: str, time: int, triples: Sequence[Triple | str] = (), explanations: Sequence | None = None
+) -> Result:
+    """A CONSTRUCT's :class:`Result`."""
+    return Result(query, time, triples=triples, explanations=explanations)
+
+
+def AskResult(query: str, time: int, value: bool, explanations: Sequence | None = None) -> Result:  # noqa: N802
+    """An ASK's :class:`Result`."""
+    return Result(query, time, boolean=bool(value), explanations=explanations)
 
 
 def as_result(value: object) -> Result:
-    """A :data:`Result` from a result-like object: one of the three types, or any object with ``query``,
-    ``time`` and one of ``bindings`` (+ ``variables``), ``triples`` or ``boolean``. CONSTRUCT triples
-    may be ``(s, p, o)`` tuples or N-Triples lines ``"<s> <p> <o> ."``."""
-    if isinstance(value, ConstructResult):
-        if all(not isinstance(t, str) for t in value.triples):
-            return value
-        triples = [_as_triple(t) for t in value.triples]
-        return ConstructResult(value.query, value.time, triples, value.explanations)
-    if isinstance(value, (SelectResult, AskResult)):
+    """A :class:`Result` from a result-like object (a dataclass or record of one's own with ``query``,
+    ``time`` and one of ``bindings`` (+ ``variables``), ``triples`` or ``boolean``)."""
+    if type(value) is Result:
         return value
     query, time = value.query, value.time  # type: ignore[attr-defined]
     explanations = getattr(value, "explanations", None)
     if getattr(value, "boolean", None) is not None:
-        return AskResult(query, time, bool(value.boolean), explanations)  # type: ignore[attr-defined]
+        return Result(query, time, boolean=bool(value.boolean), explanations=explanations)  # type: ignore[attr-defined]
     if getattr(value, "triples", None) is not None:
-        triples = list(value.triples)  # type: ignore[attr-defined]
-        return as_result(ConstructResult(query, time, triples, explanations))
+        return Result(query, time, triples=list(value.triples), explanations=explanations)  # type: ignore[attr-defined]
     variables = tuple(getattr(value, "variables", None) or ())
-    return SelectResult(query, time, variables, getattr(value, "bindings", None) or [], explanations)
+    bindings = getattr(value, "bindings", None) or []
+    return Result(query, time, variables, bindings=bindings, explanations=explanations)
 
 
 def _as_triple(triple: Triple | str) -> Triple:
@@ -176,8 +184,8 @@ def _clean(term: object) -> Term:
     return text
 
 
-def _triple_line(triple: Triple) -> str:
-    s, p, o = triple
+def _triple_line(triple: Triple | str) -> str:
+    s, p, o = _as_triple(triple)
     return f"{_clean(s)} {_clean(p)} {_clean(o)} ."
 
 
@@ -305,11 +313,11 @@ class ResultWriter:
     every row from scratch (the same bytes: tests/test_result_texts.py compares the two)."""
 
     def _plain_select(self, result: Result) -> bool:
-        return self.cached and isinstance(result, SelectResult) and result.explanations is None
+        return self.cached and result.bindings is not None and result.explanations is None
 
     def write(self, result: Result) -> None:
-        """Write one query's result at one instant (anything :func:`as_result` accepts) and flush."""
-        self._write(as_result(result))
+        """Write one query's result at one instant (or a result-like object: :func:`as_result`), flush."""
+        self._write(result if type(result) is Result else as_result(result))
         self.handle.flush()
 
     def _write(self, result: Result) -> None:
@@ -340,7 +348,7 @@ class JsonLinesWriter(ResultWriter):
                 make = _solution_json_maker(variables)
             else:  # each row its own names
                 make = functools.partial(_solution_json, variables)
-            texts = self._texts.texts(variables, result.rows, make)
+            texts = self._texts.texts(variables, result.bindings, make)
             # three writes: the joined answer is not copied once more into one line
             write = self.handle.write
             write(f'{head}, "bindings": [')
@@ -348,13 +356,12 @@ class JsonLinesWriter(ResultWriter):
             write("]}\n")
             return
         record: dict[str, object] = {"query": result.query, "time": result.time}
-        match result:
-            case SelectResult(variables=variables, rows=rows):
-                record["bindings"] = [_row(variables, row) for row in rows]
-            case ConstructResult(triples=triples):
-                record["triples"] = [_triple_line(t) for t in triples]
-            case AskResult(value=value):
-                record["boolean"] = bool(value)
+        if result.bindings is not None:
+            record["bindings"] = [_row(result.variables, row) for row in result.bindings]
+        elif result.triples is not None:
+            record["triples"] = [_triple_line(t) for t in result.triples]
+        else:
+            record["boolean"] = bool(result.boolean)
         if result.explanations is not None:
             record["explanations"] = [e.to_json() for e in result.explanations]
         self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -363,17 +370,17 @@ class JsonLinesWriter(ResultWriter):
 _SPO = ("subject", "predicate", "object")
 
 
-def _select_view(result: SelectResult | ConstructResult) -> tuple[tuple[str, ...], list[dict[str, Term]]]:
+def _select_view(result: Result) -> tuple[tuple[str, ...], list[dict[str, Term]]]:
     """Variables and rows of a result; CONSTRUCT triples read as solutions of ?subject ?predicate ?object."""
-    if isinstance(result, ConstructResult):
-        return _SPO, [dict(zip(_SPO, map(_clean, t), strict=True)) for t in result.triples]
+    if result.triples is not None:
+        return _SPO, [dict(zip(_SPO, map(_clean, _as_triple(t)), strict=True)) for t in result.triples]
     variables = _view_variables(result)
-    return variables, [_row(variables, row) for row in result.rows]
+    return variables, [_row(variables, row) for row in result.bindings]
 
 
-def _view_variables(result: SelectResult) -> tuple[str, ...]:
+def _view_variables(result: Result) -> tuple[str, ...]:
     """A SELECT result's columns: its variables, or those its solutions bind when it names none."""
-    return tuple(result.variables) or tuple(dict.fromkeys(v for row in result.rows for v in row))
+    return tuple(result.variables) or tuple(dict.fromkeys(v for row in result.bindings for v in row))
 
 
 class SparqlJsonWriter(ResultWriter):
@@ -385,7 +392,7 @@ class SparqlJsonWriter(ResultWriter):
             variables = _view_variables(result)
             head = {"query": result.query, "time": result.time, "head": {"vars": list(variables)}}
             texts = self._texts.texts(
-                variables, result.rows, lambda row: _sparql_json_solution(variables, row)
+                variables, result.bindings, lambda row: _sparql_json_solution(variables, row)
             )
             opening = json.dumps(head, ensure_ascii=False)[:-1]
             write = self.handle.write  # three writes, as JsonLinesWriter's
@@ -394,9 +401,9 @@ class SparqlJsonWriter(ResultWriter):
             write("]}}\n")
             return
         record: dict[str, object] = {"query": result.query, "time": result.time}
-        if isinstance(result, AskResult):
+        if result.boolean is not None:
             record["head"] = {}
-            record["boolean"] = bool(result.value)
+            record["boolean"] = bool(result.boolean)
         else:
             variables, rows = _select_view(result)
             record["head"] = {"vars": list(variables)}
@@ -443,9 +450,9 @@ class _TableWriter(ResultWriter):
             self._line(["time", *(self._name(c) for c in columns)])
 
     def _write(self, result: Result) -> None:
-        if isinstance(result, AskResult):
+        if result.boolean is not None:
             self._header(("boolean",))
-            self._line([str(result.time), "true" if result.value else "false"])
+            self._line([str(result.time), "true" if result.boolean else "false"])
             return
         if self._plain_select(result):  # each solution's line after the time column kept
             variables = _view_variables(result)
@@ -457,7 +464,7 @@ class _TableWriter(ResultWriter):
                 return self._rest([self._value(row[v]) if v in row else "" for v in header])
 
             time = str(result.time)
-            texts = self._texts.texts((variables, header), result.rows, make)
+            texts = self._texts.texts((variables, header), result.bindings, make)
             self.handle.write("".join([time + text for text in texts]))
             return
         variables, rows = _select_view(result)
@@ -530,7 +537,7 @@ class NTriplesWriter(ResultWriter):
     rsp stream. Instants without triples write nothing."""
 
     def _write(self, result: Result) -> None:
-        if not isinstance(result, ConstructResult):
+        if result.triples is None:
             raise RspError(f"query {result.query}: the ntriples output format needs a CONSTRUCT query")
         self.handle.writelines(f"{_triple_line(t)} # {result.time}\n" for t in result.triples)
 
@@ -566,22 +573,21 @@ class TextWriter(ResultWriter):
 
     def _write(self, result: Result) -> None:
         title = f"{result.query or 'query'} @ {result.time} ms"
-        match result:
-            case AskResult(value=value):
-                lines = [f"{self._bold(title)}: {'true' if value else 'false'}"]
-            case ConstructResult(triples=triples):
-                lines = [f"{self._bold(title)}: {_count(len(triples), 'triple')}"]
-                lines += [f"  {self._triple(t)}" for t in triples]
-            case SelectResult() if self._plain_select(result):  # each solution's cells and line kept
-                variables = _view_variables(result)
-                lines = [f"{self._bold(title)}: {_count(len(result.rows), 'solution')}"]
-                if result.rows:
-                    lines += self._kept_table(variables, result.rows)
-            case SelectResult():
-                variables, rows = _select_view(result)
-                lines = [f"{self._bold(title)}: {_count(len(rows), 'solution')}"]
-                if rows:
-                    lines += self._table(variables, rows)
+        if result.boolean is not None:
+            lines = [f"{self._bold(title)}: {'true' if result.boolean else 'false'}"]
+        elif result.triples is not None:
+            lines = [f"{self._bold(title)}: {_count(len(result.triples), 'triple')}"]
+            lines += [f"  {self._triple(_as_triple(t))}" for t in result.triples]
+        elif self._plain_select(result):  # each solution's cells and line kept
+            variables = _view_variables(result)
+            lines = [f"{self._bold(title)}: {_count(len(result.bindings), 'solution')}"]
+            if result.bindings:
+                lines += self._kept_table(variables, result.bindings)
+        else:
+            variables, rows = _select_view(result)
+            lines = [f"{self._bold(title)}: {_count(len(rows), 'solution')}"]
+            if rows:
+                lines += self._table(variables, rows)
         for explanation in result.explanations or ():
             text = explanation.lines(self.term)
             lines += ["  " + self._bold(text[0]), *("  " + self._dim(line) for line in text[1:])]

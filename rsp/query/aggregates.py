@@ -72,7 +72,7 @@ def order_key(term: str | None) -> tuple:
 
 
 def compile_aggregate(
-    agg: Aggregate, variables: Sequence[str], exists: Callable | None = None
+    agg: Aggregate, variables: Sequence[str], exists: Callable | None = None, context=None
 ) -> AggregateFn:
     """Compile an aggregate to a function from the solutions of one group to the result term.
 
@@ -86,7 +86,7 @@ def compile_aggregate(
         return lambda rows: number(sum(1 for _ in rows), 0).nt()
     if agg.arg is None:
         raise QuerySyntaxError(f"{name}(*) is not allowed", agg.pos)
-    fn = compile_value(agg.arg, variables, exists)
+    fn = compile_value(agg.arg, variables, exists, context)
     distinct = agg.distinct
     separator = agg.separator
 

@@ -9,10 +9,11 @@ Solutions are dicts from variable name (no ``?``) to a term in N-Triples syntax;
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 from rsp.query import ast
-from rsp.query.builtins import new_solution
+from rsp.query.builtins import EvalContext
 from rsp.query.order import in_answer_order
 from rsp.query.paths import GraphIndex
 from rsp.query.paths import solutions as path_solutions
@@ -99,12 +100,28 @@ def minus(left: list[Solution], right: list[Solution]) -> list[Solution]:
 
 @dataclass
 class Compiled:
-    """Expression compilers supplied by :mod:`rsp.query.expr` (kept as parameters for testing)."""
+    """Expression compilers supplied by :mod:`rsp.query.expr` (kept as parameters for testing), bound to
+    the query's evaluation context (:class:`rsp.query.builtins.EvalContext`), which they read."""
 
     compile_expr: Callable
     compile_filter: Callable
     aggregate: Callable
     order_key: Callable
+    context: EvalContext = field(default_factory=EvalContext)
+
+    @classmethod
+    def for_context(cls, context: EvalContext) -> Compiled:
+        """The compilers of :mod:`rsp.query.expr` and :mod:`rsp.query.aggregates` bound to ``context``."""
+        from rsp.query.aggregates import compile_aggregate, order_key
+        from rsp.query.expr import compile_expr, compile_filter
+
+        return cls(
+            partial(compile_expr, context=context),
+            partial(compile_filter, context=context),
+            partial(compile_aggregate, context=context),
+            order_key,
+            context,
+        )
 
 
 class ExpressionCache:
@@ -249,7 +266,7 @@ class Instant:
                 name = element.var.name
                 extended = []
                 for s in result:
-                    new_solution()
+                    self.compiled.context.new_solution()
                     value = self.value(element.expr, s)
                     extended.append({**s, name: value} if value is not None else dict(s))
                 result = extended
@@ -314,7 +331,7 @@ class Instant:
             if expressions:
                 extended = []
                 for s in solutions:
-                    new_solution()  # BNODE("x") is one node within a solution, another in the next
+                    self.compiled.context.new_solution()  # BNODE("x"): one node within a solution
                     s = dict(s)
                     for item in expressions:
                         value = self.value(item.expr, s)
@@ -371,7 +388,7 @@ class Instant:
                 if value is not None:
                     row[k.var.name] = value
             context = _GroupContext(self, members, row)
-            new_solution()
+            self.compiled.context.new_solution()
             if not all(context.test(h) for h in modifiers.having):
                 continue
             for item in projection:

@@ -3,11 +3,13 @@ STRLANG, BNODE, UUID, STRUUID), hashes (MD5, SHA1, SHA256, SHA384, SHA512), the 
 (YEAR … SECONDS, TIMEZONE, TZ), the functions that depend on the evaluation (NOW, RAND) and C-SPARQL's
 ``f:timestamp(?s, ?p, ?o)`` (``f:`` is ``<http://larkc.eu/csparql/sparql/jena/ext#>``).
 
-``NOW()`` is the time of the instant being evaluated (:func:`set_now`, called by the runtime before it
-evaluates an instant), as an ``xsd:dateTime`` in UTC: the answer at instant 1000 ms sees
-``"1970-01-01T00:00:01Z"``. ``BNODE()`` is a new blank node at every call; ``BNODE(str)`` is the same
-blank node for the same string within one solution (:func:`new_solution` starts the next one) and a
-new one for the next solution (§17.4.2.9).
+What an expression reads besides its solution comes from its :class:`EvalContext`, given when it is
+compiled (each query has its own; an expression compiled without one reads :data:`WALL_CLOCK`'s).
+``NOW()`` is the time of the instant being evaluated (:meth:`EvalContext.at`, called by the runtime
+before it evaluates an instant), as an ``xsd:dateTime`` in UTC: the answer at instant 1000 ms sees
+``"1970-01-01T00:00:01Z"``. ``BNODE()`` is a new blank node at every call (labels numbered per
+context); ``BNODE(str)`` is the same blank node for the same string within one solution
+(:meth:`EvalContext.new_solution` starts the next one) and a new one for the next solution (§17.4.2.9).
 
 ``f:timestamp(s, p, o)`` is the time (ms, an ``xsd:integer``) of the stream element that holds the
 triple in a window of the query at the instant being evaluated: the latest such element when several
@@ -15,7 +17,7 @@ do, as in C-SPARQL, whose Jena engine keeps one time per triple and lets each el
 overwrite the time of the one before (``eu.larkc.csparql.sparql.jena.JenaEngine.addStatement``). A
 triple that no element in a window holds (a static or entailed triple, or none) has no time: an error,
 so ``BIND`` leaves the variable unbound and ``FILTER`` drops the solution (C-SPARQL answers ``false``).
-The runtime says which elements the windows hold with :func:`set_element_times`.
+The runtime says which elements the windows hold with :attr:`EvalContext.element_time`.
 
 >>> from rsp.query.ast import FunctionCall
 >>> from rsp.query.expr import compile_expr
@@ -23,7 +25,8 @@ The runtime says which elements the windows hold with :func:`set_element_times`.
 '"900150983cd24fb0d6963f7d28e17f72"'
 >>> compile_expr(FunctionCall("STRDT", ('"1"', "<http://www.w3.org/2001/XMLSchema#integer>")), [])(())
 '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'
->>> set_now(1500); compile_expr(FunctionCall("NOW", ()), [])(())
+>>> context = EvalContext()
+>>> context.at(1500); compile_expr(FunctionCall("NOW", ()), [], context=context)(())
 '"1970-01-01T00:00:01.5Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
 """
 
@@ -33,10 +36,9 @@ import hashlib
 import itertools
 import random
 import re
-import threading
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from rsp.query import expr as E
@@ -53,32 +55,48 @@ VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
 a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
 
 
-class _Instant(threading.local):
-    """What NOW() and f:timestamp read: the instant being answered, per thread (an engine answering in
-    a worker thread, as rsp spark's does, must not change another engine's answers)."""
+class EvalContext:
+    """What an expression reads besides its solution: the instant being answered (``NOW()``), the
+    time of each window element (``f:timestamp``), and ``BNODE``'s labels and solution scope. One per
+    query, handed to the expression compilers (:func:`rsp.query.expr.compile_expr` and the others) and
+    set by the runtime at each instant; nothing is shared between queries or engines."""
 
-    now: E.Value | None = None
-    element_time: Callable[[tuple[str, str, str]], int | None] | None = None
+    __slots__ = ("now", "element_time", "scope", "labels", "named")
+
+    def __init__(self) -> None:
+        self.now: E.Value | None = None
+        """``NOW()``: the instant being evaluated (None: the wall clock, read at the first call)."""
+        self.element_time: Callable[[tuple[str, str, str]], int | None] | None = None
+        """``f:timestamp``: ``element_time(triple)`` is the time (ms) of the latest element holding the
+        triple (N-Triples terms) in a window of the query at the instant, or None."""
+        self.scope = 0
+        self.labels = itertools.count(1)
+        self.named: dict[tuple[int, str], E.Value] = {}
+
+    def at(self, ms: int) -> None:
+        """The instant being evaluated (ms since the epoch): what ``NOW()`` returns until the next call."""
+        moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+        fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
+        lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
+        self.now = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
+
+    def now_value(self) -> E.Value:
+        if self.now is None:
+            self.at(int(datetime.now(timezone.utc).timestamp() * 1000))
+        return self.now  # type: ignore[return-value]
+
+    def new_solution(self) -> None:
+        """The next expression evaluations belong to another solution (``BNODE(str)`` gives new nodes)."""
+        self.scope += 1
+        if len(self.named) > 4096:
+            self.named.clear()
+
+    def blank_node(self) -> E.Value:
+        return E.term_value(f"_:fn{next(self.labels)}")
 
 
-_instant = _Instant()
-_scope = [0]
-_labels = itertools.count(1)
-_named: dict[tuple[int, str], E.Value] = {}
-
-
-def set_now(ms: int) -> None:
-    """The instant being evaluated (ms since the epoch): what ``NOW()`` returns until the next call."""
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
-    lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
-    _instant.now = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
-
-
-def set_element_times(lookup: Callable[[tuple[str, str, str]], int | None] | None) -> None:
-    """What ``f:timestamp`` reads until the next call: ``lookup(triple)`` is the time (ms) of the latest
-    element holding ``triple`` (N-Triples terms) in a window of the query at the instant, or None."""
-    _instant.element_time = lookup
+WALL_CLOCK = EvalContext()
+"""The context of expressions compiled without one (NOW() the wall clock when first read)."""
 
 
 def calls(node, name: str) -> bool:
@@ -90,13 +108,6 @@ def calls(node, name: str) -> bool:
     if _is_expr(node):
         return any(calls(getattr(node, f), name) for f in node.__dataclass_fields__)
     return False
-
-
-def new_solution() -> None:
-    """The next expression evaluations belong to another solution (``BNODE(str)`` gives new nodes)."""
-    _scope[0] += 1
-    if len(_named) > 4096:
-        _named.clear()
 
 
 def volatile(expr: Expr) -> bool:
@@ -138,18 +149,19 @@ def _strlang(lex: E.Value, lang: E.Value) -> E.Value | None:
 
 def _bnode(c, expr: FunctionCall) -> E.ValueFn:
     fns = c.args(expr, 0, 1)
+    context: EvalContext = c.context
     if not fns:
-        return lambda sol: E.term_value(f"_:fn{next(_labels)}")
+        return lambda sol: context.blank_node()
     (fa,) = fns
 
     def named(sol: tuple) -> E.Value | None:
         a = fa(sol)
         if a is None or not _simple(a):
             return None
-        key = (_scope[0], a.lex)
-        node = _named.get(key)
+        key = (context.scope, a.lex)
+        node = context.named.get(key)
         if node is None:
-            node = _named[key] = E.term_value(f"_:fn{next(_labels)}")
+            node = context.named[key] = context.blank_node()
         return node
 
     return named
@@ -175,10 +187,10 @@ def _struuid() -> E.Value:
     return E.string(str(uuid.uuid4()))
 
 
-def _now_value() -> E.Value:
-    if _instant.now is None:
-        set_now(int(datetime.now(UTC).timestamp() * 1000))
-    return _instant.now
+def _now(c, expr: FunctionCall) -> E.ValueFn:
+    c.args(expr, 0, 0)
+    context: EvalContext = c.context
+    return lambda sol: context.now_value()
 
 
 def _hash(algorithm: str) -> Callable[[E.Value], E.Value | None]:
@@ -248,10 +260,11 @@ def _nt(v: E.Value) -> str:
 
 def _timestamp(c, expr: FunctionCall) -> E.ValueFn:
     fs, fp, fo = c.args(expr, 3, 3)
+    context: EvalContext = c.context
 
     def timestamp(sol: tuple) -> E.Value | None:
         s, p, o = fs(sol), fp(sol), fo(sol)
-        lookup = _instant.element_time
+        lookup = context.element_time
         if s is None or p is None or o is None or lookup is None:
             return None
         time = lookup((_nt(s), _nt(p), _nt(o)))
@@ -265,7 +278,7 @@ FUNCTIONS: dict[str, Callable] = {
     "STRLANG": E._on_value(2, 2, _strlang),
     "BNODE": _bnode,
     "RAND": _nullary(_rand),
-    "NOW": _nullary(_now_value),
+    "NOW": _now,
     "UUID": _nullary(_uuid),
     "STRUUID": _nullary(_struuid),
     "MD5": E._on_value(1, 1, _hash("md5")),

@@ -15,6 +15,7 @@ import enum
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from weakref import WeakKeyDictionary
 
 from rsp.engine.explain import Derivation
 from rsp.errors import Position
@@ -327,7 +328,7 @@ class _Converter:
         self.graphs = set(tr.graphs.values()) | set(tr.slot_graphs.values())
         self.slot = tr.slot
         self.point = handle.lars.t
-        self.times = handle._element_times
+        self.times = handle.element_times
         self.handle = handle
 
     def derivation(self, d: Derivation) -> Step:
@@ -375,16 +376,20 @@ class _Converter:
         return step
 
 
+_CLOSURES: WeakKeyDictionary = WeakKeyDictionary()
+"""query handle -> the engine that closed its static data (built on first use)"""
+
+
 def _closure_engine(handle):
-    """The engine that closed the query's static data (built on first use, kept on the handle), or
-    None when there is no entailment or no static data."""
+    """The engine that closed the query's static data (built on first use, kept while the handle
+    lives), or None when there is no entailment or no static data."""
     from rsp.background import Regime
 
     regime = Regime(handle.engine.entailment)
-    static = getattr(handle, "static", None)
+    static = handle.static
     if regime is Regime.NONE or not static:
         return None
-    engine = getattr(handle, "_closure_engine", None)
+    engine = _CLOSURES.get(handle)
     if engine is None:
         from rsp.background.specialise import closure_program
         from rsp.engine import Engine
@@ -394,7 +399,7 @@ def _closure_engine(handle):
         rules = closure_program(regime, set(map(tuple, static)))
         engine = Engine(check(Program(tuple(rules), source="<static closure>")))
         engine.step(0)
-        handle._closure_engine = engine
+        _CLOSURES[handle] = engine
     return engine
 
 
@@ -444,12 +449,12 @@ def explain_answers(
     caller vouches that each answer is one). At most ``limit`` supporting WHERE solutions are
     explained per answer (None: all); the others are counted in :attr:`Explanation.omitted`."""
     form = handle.query.form
-    compiled = handle.engine.compiled
-    tracing = _TracingInstant(handle.translation, handle._rows, compiled, ExpressionCache())
+    compiled = handle.compilers
+    tracing = _TracingInstant(handle.translation, handle.rows, compiled, ExpressionCache())
     solutions = tracing.group(form.where)
     current: list | None = None
     if verify and isinstance(form, ast.Select):
-        plain = Instant(handle.translation, handle._rows, compiled, ExpressionCache())
+        plain = Instant(handle.translation, handle.rows, compiled, ExpressionCache())
         current = [_normal_solution(s) for s in plain.select(form)]
     converter = _Converter(handle)
     out: list[Explanation | None] = []

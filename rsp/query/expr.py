@@ -8,9 +8,9 @@ million times is parsed once. Numbers that are only compared or projected keep t
 computed numbers are written in their XSD canonical lexical form (XML Schema 1.0: ``"2.5"`` for ``5/2``,
 a decimal ``"2.0"``, a double ``"5.5E1"``).
 
-``NOW()`` is the evaluation instant (:func:`set_now`); ``RAND()``, ``UUID()``, ``STRUUID()`` and ``BNODE()``
-give a new value at every call (``BNODE(str)`` the same blank node within one solution, see
-:func:`new_solution`).
+``NOW()`` is the evaluation instant (the :class:`rsp.query.builtins.EvalContext` an expression is
+compiled with); ``RAND()``, ``UUID()``, ``STRUUID()`` and ``BNODE()`` give a new value at every call
+(``BNODE(str)`` the same blank node within one solution, see :meth:`EvalContext.new_solution`).
 
 >>> from rsp.query.ast import BinaryOp, Var
 >>> f = compile_filter(BinaryOp(">", Var("v"), '"80"^^<http://www.w3.org/2001/XMLSchema#integer>'), ["v"])
@@ -66,7 +66,7 @@ from rsp.query.values import (  # noqa: F401
 
 
 def compile_expr(
-    expr: Expr, variables: Sequence[str], exists: Callable | None = None
+    expr: Expr, variables: Sequence[str], exists: Callable | None = None, context=None
 ) -> Callable[[tuple], str | None]:
     """Compile ``expr`` to a function from a solution tuple to the result term (None for an error).
 
@@ -80,7 +80,7 @@ def compile_expr(
         return lambda sol: sol[i]
     if isinstance(expr, str):
         return lambda sol: expr
-    fn = _Compiler(variables, exists).value(expr)
+    fn = _Compiler(variables, exists, context).value(expr)
 
     def term(sol: tuple) -> str | None:
         v = fn(sol)
@@ -90,22 +90,28 @@ def compile_expr(
 
 
 def compile_filter(
-    expr: Expr, variables: Sequence[str], exists: Callable | None = None
+    expr: Expr, variables: Sequence[str], exists: Callable | None = None, context=None
 ) -> Callable[[tuple], bool]:
     """Compile ``expr`` to its effective boolean value over a solution tuple (errors give False)."""
-    cond = _Compiler(variables, exists).cond(expr)
+    cond = _Compiler(variables, exists, context).cond(expr)
     return lambda sol: cond(sol) is True
 
 
-def compile_value(expr: Expr, variables: Sequence[str], exists: Callable | None = None) -> ValueFn:
+def compile_value(
+    expr: Expr, variables: Sequence[str], exists: Callable | None = None, context=None
+) -> ValueFn:
     """Compile ``expr`` to a function giving its :class:`Value` (used by the aggregates)."""
-    return _Compiler(variables, exists).value(expr)
+    return _Compiler(variables, exists, context).value(expr)
 
 
 class _Compiler:
-    def __init__(self, variables: Sequence[str], exists: Callable | None) -> None:
+    def __init__(self, variables: Sequence[str], exists: Callable | None, context=None) -> None:
         self.variables = list(variables)
         self.exists = exists
+        if context is None:
+            from rsp.query.builtins import WALL_CLOCK as context
+        self.context = context
+        """The :class:`rsp.query.builtins.EvalContext` that NOW(), BNODE() and f:timestamp read."""
 
     def error(self, message: str, expr: Expr) -> QuerySyntaxError:
         return QuerySyntaxError(message, getattr(expr, "pos", None))

@@ -43,7 +43,7 @@ from rsp.io.results import SharedSolution
 from rsp.query import ast
 from rsp.query.aggregates import ZERO, _sum, order_key
 from rsp.query.algebra import Compiled, _GroupContext, _has_aggregate
-from rsp.query.builtins import TIMESTAMP, calls, new_solution, volatile
+from rsp.query.builtins import TIMESTAMP, calls, volatile
 from rsp.query.expr import compile_expr, compile_filter, compile_value
 from rsp.query.order import UNBOUND, SortedRows
 from rsp.query.translate import PatternTable, Translation, expr_variables, has_exists
@@ -638,7 +638,7 @@ class MaintainedOps:
                 context.group = group
                 keys = dict(group.keys)
                 evaluation = _GroupContext(context, (), keys)
-                new_solution()
+                self.compiled.context.new_solution()
                 if all(evaluation.test(h) for h in self.having):
                     for item in self.projection:
                         value = evaluation.value(item.expr)

@@ -31,6 +31,7 @@ import sys
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TextIO
 from urllib.parse import unquote, urlparse
@@ -503,24 +504,21 @@ class QueryFeeder(Feeder):
         return Position(display_path(file) if file is not None else self.sources[pushing.index])
 
     def replay(self, logs: list) -> None:
-        queries = list(getattr(self.engine, "queries", ()))
-        muted = [handle._subscribers for handle in queries]
-        for handle in queries:
-            handle._subscribers = []
-        self._replaying = True
-        try:
-            for _batch, path in logs:
-                self._push(read_query_log(path), plain=True)  # the log holds elements checked once
-        finally:
-            self._replaying = False
-            for handle, subscribers in zip(queries, muted, strict=True):
-                handle._subscribers = subscribers
+        with ExitStack() as muted:
+            for handle in getattr(self.engine, "queries", ()):
+                muted.enter_context(handle.muted())
+            self._replaying = True
+            try:
+                for _batch, path in logs:
+                    self._push(read_query_log(path), plain=True)  # the log holds elements checked once
+            finally:
+                self._replaying = False
 
     def saved_counters(self) -> dict:
         saved = super().saved_counters()
         saved["last_time"] = list(self.last_time)
         saved["engine_late"] = self.engine.late
-        saved["bnodes"] = [handle._bnodes[0] for handle in getattr(self.engine, "queries", ())]
+        saved["bnodes"] = [handle.blank_nodes_made for handle in getattr(self.engine, "queries", ())]
         return saved
 
     def restore_counters(self, saved: dict) -> None:
@@ -529,16 +527,16 @@ class QueryFeeder(Feeder):
         self.last_time = list(saved["last_time"] if "last_time" in saved else saved["newest"])
         self.engine.late = saved["engine_late"]
         for handle, count in zip(getattr(self.engine, "queries", ()), saved["bnodes"], strict=False):
-            handle._bnodes[0] = count
+            handle.blank_nodes_made = count
 
     def keep_from(self) -> int | None:
         """The oldest time a window after the last closed instant (or the IStream/DStream comparison with
         it) can see: that instant minus the longest RANGE, one STEP and one slot."""
         oldest = None
         for handle in getattr(self.engine, "queries", ()):
-            if handle.closed_until is None:
+            needed = handle.oldest_needed()
+            if needed is None:
                 return None
-            needed = handle.closed_until - handle._max_range - handle.step - handle.slot
             oldest = needed if oldest is None else min(oldest, needed)
         return oldest
 

@@ -330,13 +330,10 @@ class PartitionEngine:
         is closed) and the instants closed up to the largest time of the earlier micro-batches."""
         h = self.handle
         start = clock.closed if clock.closed is not None else clock.start
-        if start is not None and (
-            h._next_instant is None or (h.closed_until is None and start < h._next_instant)
-        ):
-            h._next_instant = start
+        if start is not None:
+            h.clock.start_at(start)
         if clock.until is not None:
-            if h._last_element is None or h._last_element < clock.until:
-                h._last_element = clock.until  # the stream's newest element, of any partition
+            h.clock.saw(clock.until)  # the stream's newest element, of any partition
             self.engine.advance(clock.until)
 
     def lead(self, lead: tuple | None, data: pa.Table) -> tuple[pa.Table, pa.Table]:
@@ -347,20 +344,21 @@ class PartitionEngine:
         Returns the element taken (no row or one) and the rest of ``data``."""
         h = self.handle
         none = data.slice(0, 0)
-        if lead is None or h.closed_until is not None or h._last_element is None:
+        newest = h.clock.newest
+        if lead is None or h.closed_until is not None or newest is None:
             return none, data
         time, stream, *triple = lead
-        first = (time // h.step + 1) * h.step
-        start = first if h._next_instant is None else min(h._next_instant, first)
-        if start > h._last_element:
+        first = h.clock.first_after(time)
+        start = first if h.clock.next_instant is None else min(h.clock.next_instant, first)
+        if start > newest:
             return none, data  # nothing closes behind it: it is taken as any element
         same = pc.and_(pc.equal(data.column("time"), time), pc.equal(data.column("stream"), stream))
         for name, value in zip(("s", "p", "o"), triple, strict=True):
             same = pc.and_(same, pc.equal(data.column(name), value))
         found = pc.indices_nonzero(same)
         if not len(found):  # another partition holds it: the instants close here too
-            h._next_instant = start
-            self.engine.advance(h._last_element)
+            h.clock.start_at(start)
+            self.engine.advance(newest)
             return none, data
         index = found[0].as_py()
         self.push([time], [stream], [tuple(triple)])
@@ -378,13 +376,11 @@ class PartitionEngine:
 
     def keep_from(self) -> int | None:
         """Elements older than this no window after the last closed instant can see (None: all needed)."""
-        h = self.handle
-        return None if h.closed_until is None else h.closed_until - h._max_range - h.step - h.slot
+        return self.handle.oldest_needed()
 
     def replay_from(self, clock: Clock) -> int | None:
         """On a rebuild: the logged elements older than this no window after ``clock`` can see."""
-        h = self.handle
-        return None if clock.closed is None else clock.closed - h._max_range - h.step - h.slot
+        return None if clock.closed is None else self.handle.oldest_needed(clock.closed)
 
     def replay(self, table: pa.Table) -> None:
         """On a rebuild: a recovery log file's elements taken again."""

@@ -83,6 +83,22 @@ def test_state_is_rescaled_once_per_new_denominator() -> None:
     assert engine.store["B"][("a",)][-1] == (9, 12, True, True)  # [3/4,1] in twelfths
 
 
+def test_bounds_are_integers_in_the_unit() -> None:
+    """A fractional bound in the engine's unit is an ``int`` (``Fraction(1, 2) * 2`` is ``Fraction(1, 1)``,
+    and every interval shifted by it, then the store, would hold ``Fraction``s), also after a rescale."""
+    engine = Engine(parse("F(X):-A(X)Since(1/2,3)B(X)\nBoxplus[1/4,inf)G(X):-B(X), F(X)"))
+    assert [rule.rho for rule in engine.rules] == [(2, 12, False, False), (1, float("inf"), True, False)]
+    engine.push(*parse_fact("B(a)@1/3"))
+    assert [rule.rho for rule in engine.rules] == [(6, 36, False, False), (3, float("inf"), True, False)]
+    for rule in engine.rules:
+        assert type(rule.rho[0]) is int and type(rule.rho[1]) in (int, float)
+    for fact in ("A(a)@[1/3,2]", "B(b)@1"):  # F(a) on (5/6,2], known up to 1 when B(b) arrives
+        engine.push(*parse_fact(fact))
+    assert engine.store["F"] == {("a",): [(10, 12, False, True)]}  # (5/6,1] in twelfths
+    ends = [t for table in engine.store.values() for ivs in table.values() for iv in ivs for t in iv[:2]]
+    assert all(type(t) is int for t in ends), ends
+
+
 def test_single_operator_rules_define_no_fresh_predicate() -> None:
     """``H :- op P`` is evaluated as it stands: no unused fresh predicate is defined for ``op P``."""
     program = parse("A(X):-Diamondminus[1,1]E(X,Y)\nB(X):-Boxminus[0,1]A(X), C(X)")

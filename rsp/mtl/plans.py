@@ -24,15 +24,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 
-from rsp.mtl.intervals import Interval, covers_zero, fmt
+from rsp.mtl.intervals import Interval, covers_zero, fmt, to_unit
 from rsp.mtl.model import Atom, Binary, Unary, Var
 from rsp.mtl.normalise import Normalised
 
 
-def _scaled(rho: Interval | None, factor: int) -> Interval | None:
-    if rho is None or factor == 1:
+def _scaled(rho: Interval | None, scale: int) -> Interval | None:
+    """A bound in the unit ``1/scale``: integers (``Fraction(1, 2) * 2`` would stay a ``Fraction``)."""
+    if rho is None or scale == 1:
         return rho
-    return (rho[0] * factor, rho[1] * factor, rho[2], rho[3])
+    return (to_unit(rho[0], scale), to_unit(rho[1], scale), rho[2], rho[3])
 
 
 def _getter(positions: tuple[int, ...]) -> Callable[[tuple | list], tuple]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rsp.cli import _Progress, build_parser, main
+from rsp.cli import Progress, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILDING = ROOT / "examples" / "building"
@@ -143,10 +143,10 @@ def test_progress_on_stderr_when_forced_and_silent_when_quiet(monkeypatch, capsy
 def test_progress_is_throttled_and_off_when_not_a_terminal(monkeypatch) -> None:
     monkeypatch.delenv("RSP_PROGRESS", raising=False)
     stream = io.StringIO()
-    progress = _Progress(False, "instant", "triples", stream=stream)
+    progress = Progress(False, "instant", "triples", stream=stream)
     assert not progress.enabled  # not a terminal, not forced
     monkeypatch.setenv("RSP_PROGRESS", "1")
-    progress = _Progress(False, "instant", "triples", stream=stream)
+    progress = Progress(False, "instant", "triples", stream=stream)
     for k in range(1000):
         progress.update(k, k)
     assert stream.getvalue().count("\n") <= 1  # at most one line per 0.5 s

@@ -587,7 +587,7 @@ def test_a_query_whose_driver_parses_gets_a_jvm_at_c1(monkeypatch, tmp_path: Pat
     from argparse import Namespace
 
     from rsp.cli import build_parser
-    from rsp.spark import command
+    from rsp.cli import spark_run as command
     from rsp.spark.session import C1_ONLY, C2_LATER, jit_options
 
     chosen: dict = {}

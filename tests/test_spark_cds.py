@@ -42,7 +42,7 @@ def test_options_map_an_archive_dump_in_the_builder_or_start_one_builder(tmp_pat
     assert archive.parent == tmp_path and archive.name.startswith("spark-")
 
     assert cds.java_options(java) == ""  # none yet: a builder starts, this session goes on without
-    assert len(_Popen.started) == 1 and _Popen.started[0][1:3] == ["-m", "rsp.spark.cds"]
+    assert len(_Popen.started) == 1 and _Popen.started[0][1:3] == ["-m", "rsp.cli.spark_cds"]
     assert cds.java_options(java) == "" and len(_Popen.started) == 1  # one builder at a time (its lock)
 
     lock = tmp_path / f"{cds.key(java)}.lock"
@@ -135,7 +135,7 @@ def test_the_builder_makes_an_archive_that_a_session_maps_and_a_damaged_one_is_l
         pytest.skip("no java")
     home = tmp_path / "cds"
     env = {"RSP_SPARK_CDS_DIR": str(home)}
-    done = subprocess.run([sys.executable, "-m", "rsp.spark.cds", str(home), cds.key(java)],
+    done = subprocess.run([sys.executable, "-m", "rsp.cli.spark_cds", str(home), cds.key(java)],
                           env={**os.environ, **env}, cwd=ROOT, timeout=900, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     archive = home / f"{cds.key(java)}.jsa"

@@ -200,7 +200,7 @@ def test_sigterm_while_spark_starts_stops_before_the_first_micro_batch(tmp_path:
 
 def _stop_signal_classes():
     from rsp import live
-    from rsp.spark import command
+    from rsp.cli import spark_run as command
 
     return [live.StopSignals, command.StopSignals]
 
@@ -211,11 +211,11 @@ def test_a_signal_repeated_after_the_stop_is_ignored_until_the_exit(stop_signals
     twice, the second late. Once a command stops on a signal, a late one must not reach ``rsp.cli``'s
     handler (KeyboardInterrupt), which raised it in the exit's clean-up (a traceback on stderr, the JVM's
     scratch folder left). Without a stop, the command gives the signals back as it found them."""
-    from rsp.cli import _interrupt_on_sigterm
+    from rsp.cli import interrupt_on_sigterm
 
     before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
     try:
-        _interrupt_on_sigterm()  # rsp.cli's handler: SIGTERM raises KeyboardInterrupt
+        interrupt_on_sigterm()  # rsp.cli's handler: SIGTERM raises KeyboardInterrupt
         with stop_signals() as stop:
             pass
         with pytest.raises(KeyboardInterrupt):  # given back: no stop was asked for

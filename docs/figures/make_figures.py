@@ -252,7 +252,7 @@ def architecture(out: Path) -> Path:
     """The three representations and the packages that own them."""
     w, h = 1.9, 0.9
     boxes = {
-        "text": (0.0, 2.0, "query text (.rq)", "rsp/cli.py, rsp/runtime/"),
+        "text": (0.0, 2.0, "query text (.rq)", "rsp/cli/, rsp/runtime/"),
         "ast": (2.7, 2.0, "query AST\nfrozen dataclasses", "rsp/query"),
         "lars": (5.4, 2.0, "LARS program\nrules + origins", "rsp/lars"),
         "plans": (8.1, 2.0, "compiled plans\nper stratum", "rsp/engine"),

@@ -1,5 +1,5 @@
-"""``rsp lars … --models …/--mode …``: answer streams on the command line (the logic behind rsp/cli.py's
-small hook), with the output formats of docs/answer-streams.md."""
+"""``rsp lars … --models …/--mode …``: answer streams on the command line (rsp/cli/lars.py hands
+non-stratified programs over), with the output formats of docs/answer-streams.md."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def parse_models(text: str) -> int:
     return count
 
 
-def run_lars(args: argparse.Namespace, out: TextIO) -> int:
+def run_models(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``args.program`` over ``args.stream`` in an answer-set mode and write the models per tick."""
     from rsp.asp import Mode, load, reasoner
     from rsp.io.atoms import iter_batches
@@ -52,11 +52,11 @@ def run_lars(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    from rsp.cli import _open_stream
+    from rsp.cli.common import open_stream
 
     solver = None
     expected = None
-    with _open_stream(args.stream) as handle:
+    with open_stream(args.stream) as handle:
         for t, batch in iter_batches(handle, args.stream, on_error=report, on_late=on_late):
             if solver is None:
                 solver = reasoner(program, t, mode, models)

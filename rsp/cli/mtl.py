@@ -172,7 +172,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     """``rsp mtl``: a regular file is a dataset, reasoned over whatever the order of its facts; standard
     input, pipes, FIFOs and ``--follow`` are a stream in the order of the left ends (late facts dropped
     and reported with their line, or ``--late fail``)."""
-    from rsp.cli import _open_stream
+    from rsp.cli.common import open_stream
     from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
     from rsp.mtl import format_fact, load
     from rsp.mtl.engine import Engine
@@ -198,9 +198,9 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         if live:
             handle = contextlib.closing(live_lines(args.stream, args.follow, stop))
         else:
-            with _open_stream(args.stream) as scan:  # a dataset: are its facts in time order?
+            with open_stream(args.stream) as scan:  # a dataset: are its facts in time order?
                 unordered = first_out_of_order(scan) is not None
-            handle = _open_stream(args.stream)
+            handle = open_stream(args.stream)
         written = 0
         reached = None  # the left end of the last fact the engine took
         try:

@@ -17,24 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import signal
-import socket
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TextIO
 
-from py4j.protocol import Py4JError
-from pyspark.errors import StreamingQueryException
-
-from rsp.errors import LateElementError, RspError, StreamError
+from rsp.errors import RspError
 from rsp.live import release_signals
 from rsp.spark.checkpoint import Checkpoint
-from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, Stopped, print_error
-from rsp.spark.pipeline import cleanup, start, union
+from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, print_error
+from rsp.spark.pipeline import drive, union
 from rsp.spark.session import SHUFFLE_PARTITIONS, session
 from rsp.spark.sink import ResultSink
 from rsp.spark.source import Source, read_lines, read_stream
@@ -44,11 +37,9 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``rsp spark`` with parsed arguments, writing results to ``out``."""
     if args.sink_format and not args.sink:
         raise RspError("--sink-format needs --sink DIR")
-    from rsp.spark.mtl import is_mtl, run_mtl
-
     with StopSignals() as stop:
-        if is_mtl(args):
-            return run_mtl(args, out, stop, _drive, _summary)
+        if _is_mtl(args):
+            return _run_mtl(args, out, stop)
         if Path(args.program).suffix == ".lars":
             return _run_program(args, out, stop)
         return _run_query(args, out, stop)
@@ -91,24 +82,12 @@ def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False,
     this machine (:func:`rsp.spark.hosts.prestart`). ``parses=False``: Spark only reads the lines (the
     driver parses them), see :func:`rsp.spark.session.jit_options`."""
     if engines:
-        _prestart_hosts(args)
+        from rsp.spark.hosts import prestart_local
+
+        prestart_local(args.master, SHUFFLE_PARTITIONS)
     spark = session(args.master, quick_exit=True, parses=parses)
     stop.take_back()
     return spark
-
-
-def _prestart_hosts(args: argparse.Namespace) -> None:
-    """Start the partitions' engine hosts now if the new session will be local: no session yet, not
-    under spark-submit (which launched the JVM), a ``local`` master or none given."""
-    from pyspark.sql import SparkSession
-
-    if "PYSPARK_GATEWAY_PORT" in os.environ or SparkSession.getActiveSession() is not None:
-        return
-    if args.master is not None and not args.master.startswith("local"):
-        return
-    from rsp.spark import hosts
-
-    hosts.prestart(SHUFFLE_PARTITIONS, (socket.gethostname(), os.getpid()))
 
 
 def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint | None:
@@ -144,7 +123,7 @@ def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
 
 def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
-    from rsp.cli import open_query
+    from rsp.cli.common import open_query
     from rsp.query.partition import partition_plan
     from rsp.spark.partitioned import Job
     from rsp.spark.resident_driver import ResidentMerger
@@ -258,7 +237,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
 
 
 def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
-    from rsp.cli import open_query
+    from rsp.cli.common import open_query
 
     if args.partition_by:
         return _run_partitioned(args, out, stop)
@@ -339,64 +318,6 @@ def _run_program(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> in
     return 0
 
 
-def _drive(
-    args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None, stop: StopSignals
-) -> None:
-    """Run the streaming query until its data is processed (--available-now) or a stop is requested
-    (none is started when one already was), then close the feeder: its last instants are emitted."""
-    started = time.monotonic()
-    if checkpoint is None and hasattr(feeder, "overlap"):
-        feeder.overlap()  # Spark prepares the next micro-batch while the engine works on this one
-    query = None
-    try:
-        if not stop.requested.is_set():
-            query = start(
-                feeder,
-                frame,
-                available_now=args.available_now,
-                processing_time=args.trigger,
-                checkpoint=None if checkpoint is None else checkpoint.spark_location,
-                name=None,
-                local_logs=True,
-            )
-            try:
-                while query.isActive and not stop.requested.is_set():
-                    query.awaitTermination(0.2)
-            except StreamingQueryException as err:
-                raise _failure(err) from None
-        feeder.stop()
-        if query is not None:
-            query.stop()
-            exception = query.exception()
-            if exception is not None and not (feeder.stopping and Stopped.MESSAGE in str(exception)):
-                raise _failure(exception)
-        try:
-            feeder.close()
-        except Py4JError as err:  # the Spark job that closes the keys' last instants (--partition-by)
-            raise _failure(err) from None
-    finally:
-        if query is not None and query.isActive:
-            query.stop()
-        cleanup(feeder)
-    feeder.elapsed = time.monotonic() - started
-
-
-def _failure(exception) -> Exception:
-    """An error raised in a micro-batch (a late element under --late fail, …) as an rsp error; a closed
-    output pipe (``rsp spark … | head``) stays a BrokenPipeError, which the command line ends quietly."""
-    text = str(exception)
-    if "BrokenPipeError" in text:
-        return BrokenPipeError(text.splitlines()[0] if text else "")
-    for line in text.splitlines():
-        for name, kind in (("LateElementError: ", LateElementError), ("StreamError: ", StreamError),
-                           ("RspError: ", StreamError)):  # fmt: skip
-            if name in line:
-                return kind(line.split(name, 1)[1].strip())
-    causes = [line for line in text.splitlines() if re.match(r"[\w.]+(Error|Exception): ", line)]
-    cause = causes[-1] if causes else (text.splitlines() or [""])[0]
-    return RspError(f"the Spark streaming query failed: {cause}")
-
-
 def _summary(args: argparse.Namespace, feeder: Feeder, engine_late: str) -> None:
     if args.quiet:
         return
@@ -404,3 +325,86 @@ def _summary(args: argparse.Namespace, feeder: Feeder, engine_late: str) -> None
         print(line + engine_late, file=sys.stderr)
     elapsed = getattr(feeder, "elapsed", 0.0)
     print(f"rsp spark: {feeder.batches} micro-batch(es) in {elapsed:.1f} s", file=sys.stderr)
+
+
+def _drive(
+    args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None, stop: StopSignals
+) -> None:
+    """:func:`rsp.spark.pipeline.drive` with the run's options."""
+    drive(feeder, frame, checkpoint, stop.requested, available_now=args.available_now, trigger=args.trigger)
+
+
+def _run_mtl(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
+    """``rsp spark`` for a DatalogMTL program (rsp/spark/mtl.py)."""
+    from rsp.cli.mtl import options, writer
+    from rsp.mtl import load
+    from rsp.mtl.engine import Engine
+    from rsp.spark.mtl import MtlFeeder
+
+    if len(args.stream) != 1:
+        raise RspError("a DatalogMTL program reads one stream: give one --stream SOURCE")
+    if args.partition_by:
+        source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+        return _run_mtl_partitioned(args, out, stop, source)
+    for option, value in (("--checkpoint", args.checkpoint), ("--sink", args.sink)):
+        if value:
+            raise RspError(f"{option} is not supported with a DatalogMTL program yet")
+    fmt = args.format if args.format in ("intervals", "jsonl", "count") else None
+    if fmt is None:
+        raise RspError(f"--format {args.format}: a DatalogMTL program writes intervals, jsonl or count")
+    source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
+    program = load(args.program)
+    outputs, horizon, points = options(args)
+    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
+    write = writer(out, fmt, points is not None)
+
+    def emit(results) -> None:
+        write(results)
+        out.flush()
+
+    spark = _session(args, stop)
+    feeder = MtlFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error))
+    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
+    _drive(args, feeder, frame, None, stop)
+    _summary(args, feeder, "")
+    if not args.quiet:
+        unknown = set(outputs or ()) - program.source.head_predicates() - set(engine.store)
+        for pred in sorted(unknown):
+            print(f"{args.program}: warning: output predicate {pred} occurs in no rule head", file=sys.stderr)
+    return 0
+
+
+def _is_mtl(args: argparse.Namespace) -> bool:
+    """Whether ``rsp spark``'s program is DatalogMTL: ``--mtl``, or a ``.mtl`` file."""
+    return bool(getattr(args, "mtl", False)) or Path(args.program).suffix == ".mtl"
+
+
+def _run_mtl_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals, source: Source) -> int:
+    """``rsp spark PROGRAM.mtl --partition-by V`` (rsp/spark/resident_mtl.py)."""
+    from rsp.cli.mtl import options
+    from rsp.mtl import load
+    from rsp.spark.resident_mtl import MtlJob, MtlMerger, mtl_keys
+
+    if args.format != "intervals":
+        raise RspError(f"--format {args.format}: a DatalogMTL program with --partition-by writes intervals")
+    if args.points or args.checkpoint or args.sink:
+        option = "--points" if args.points else "--checkpoint" if args.checkpoint else "--sink"
+        raise RspError(f"{option} is not supported with a DatalogMTL program and --partition-by yet")
+    program = load(args.program)
+    keys = mtl_keys(program, args.partition_by)
+    outputs, horizon, _points = options(args)
+    text = Path(args.program).read_text(encoding="utf-8")
+    job = MtlJob(text, args.program, keys, None if outputs is None else tuple(outputs), horizon, args.late)
+    spark = _session(args, stop, engines=True)
+
+    def emit(lines: list[str]) -> None:
+        out.write("".join(line + "\n" for line in lines))
+        out.flush()
+
+    reject, after = _merger_callbacks(args, str(source), None)
+    merger = MtlMerger(spark, job, Path(args.program).stem, emit, reject)
+    merger.after_batch.append(after)
+    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
+    _drive(args, merger, frame, None, stop)
+    _summary(args, merger, "")
+    return 0

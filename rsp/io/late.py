@@ -1,5 +1,5 @@
 """Late stream lines, reported with their file and line: what ``rsp run`` pushes, replayed from files
-(rsp/cli.py) or read live (rsp/live.py), goes through :class:`LateLines`, which owns the engine's
+(rsp/cli/run.py) or read live (rsp/live.py), goes through :class:`LateLines`, which owns the engine's
 late-element hook and the words every command uses for a late element."""
 
 from __future__ import annotations

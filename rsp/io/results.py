@@ -554,7 +554,7 @@ class TextWriter(ResultWriter):
         if colour is None:
             colour = _is_terminal(handle) and not os.environ.get("NO_COLOR")
         self.colour = colour
-        self._names = _Shortener(self.prefixes) if self.prefixes is not None else None
+        self._names = Shortener(self.prefixes) if self.prefixes is not None else None
 
     def _bold(self, text: str) -> str:
         return f"\033[1m{text}\033[0m" if self.colour else text
@@ -645,11 +645,11 @@ _TURTLE_NUMBER = {
 }
 
 
-class _Shortener:
+class Shortener:
     """Writes IRIs as prefixed names (the longest namespace that leaves a valid local name) and
     integer, decimal and boolean literals as Turtle writes them.
 
-    >>> short = _Shortener({"ex": "http://ex.org/"})
+    >>> short = Shortener({"ex": "http://ex.org/"})
     >>> short("<http://ex.org/a>"), short('"4"^^<http://www.w3.org/2001/XMLSchema#integer>')
     ('ex:a', '4')
     >>> short('"x"^^<http://www.w3.org/2001/XMLSchema#string>'), short("<http://other.org/b>")

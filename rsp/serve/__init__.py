@@ -1,2 +1,2 @@
 """``rsp serve``: continuous queries as an HTTP service (Starlette on uvicorn; docs/serve.md) — routes in
-:mod:`rsp.serve.app`, the command in :mod:`rsp.serve.cli`. Needs the ``serve`` extra."""
+:mod:`rsp.serve.app`, the command in :mod:`rsp.cli.serve`. Needs the ``serve`` extra."""

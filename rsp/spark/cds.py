@@ -17,7 +17,7 @@ How it is kept:
   machine (a removed virtual environment or clone: ≈ 170 MB each) and those not used for a month.
   ``RSP_SPARK_CDS=0`` turns it off.
 * When there is none, the session that finds none starts a **builder** in the background (one at a
-  time: a lock file) and goes on without it. The builder (``python -m rsp.spark.cds``) runs two small
+  time: a lock file) and goes on without it. The builder (``python -m rsp.cli.spark_cds``) runs two small
   ``rsp spark`` queries (one of them ``--partition-by``) on a JVM that dumps its classes when it exits,
   ends that JVM, waits for the dump and only then moves the archive into place: a session never sees a
   partial archive (a truncated one would crash the JVM).
@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -130,7 +131,7 @@ def start_builder(java: str) -> bool:
     os.close(descriptor)
     env = {key_: value for key_, value in os.environ.items() if not key_.startswith("PYSPARK_GATEWAY")}
     subprocess.Popen(  # noqa: S603 - this interpreter, this module
-        [sys.executable, "-m", "rsp.spark.cds", str(home), name],
+        [sys.executable, "-m", "rsp.cli.spark_cds", str(home), name],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, env=env,
     )  # fmt: skip
@@ -145,10 +146,9 @@ GROUP BY ?s
 """
 
 
-def build(home: Path, name: str) -> bool:
-    """Make ``home/name.jsa`` (see the module docstring); True when it was made."""
-    from rsp.cli import main as rsp_main
-
+def build(home: Path, name: str, rsp_main: Callable[[list[str]], int]) -> bool:
+    """Make ``home/name.jsa`` (see the module docstring) by running ``rsp_main`` (the ``rsp`` command's
+    main, given by the builder rsp/cli/spark_cds.py) on two small queries; True when it was made."""
     home.mkdir(parents=True, exist_ok=True)
     final = home / f"{name}.jsa"
     part = home / f"{name}.{os.getpid()}.part"
@@ -220,7 +220,3 @@ def _end_jvm() -> int | None:
         return None
     proc.stdin.close()  # the JVM exits when its standard input closes
     return proc.wait(timeout=600)
-
-
-if __name__ == "__main__":  # the builder: python -m rsp.spark.cds FOLDER KEY
-    sys.exit(0 if build(Path(sys.argv[1]), sys.argv[2]) else 1)

@@ -343,3 +343,15 @@ def serve(home: Path, partition: int, run: str, driver: tuple[str, int] | None =
 if __name__ == "__main__":
     started_by = (sys.argv[4], int(sys.argv[5])) if len(sys.argv) > 5 else None
     serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], started_by)
+
+
+def prestart_local(master: str | None, partitions: int) -> None:
+    """Start the partitions' engine hosts now if the new session will be local: no session yet, not
+    under spark-submit (which launched the JVM), a ``local`` master or none given."""
+    from pyspark.sql import SparkSession
+
+    if "PYSPARK_GATEWAY_PORT" in os.environ or SparkSession.getActiveSession() is not None:
+        return
+    if master is not None and not master.startswith("local"):
+        return
+    prestart(partitions, (socket.gethostname(), os.getpid()))

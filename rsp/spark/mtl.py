@@ -10,16 +10,10 @@ final; the end of the streams closes the model up to the horizon.
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-from typing import TextIO
-
 import pyarrow as pa
 
-from rsp.errors import Position, RspError
-from rsp.spark.feed import ORDER, Feeder, Rejects, _normalise, display_path, print_error
-from rsp.spark.source import Source, read_stream
+from rsp.errors import Position
+from rsp.spark.feed import ORDER, Feeder, Rejects, _normalise, display_path
 
 
 class MtlFeeder(Feeder):
@@ -78,51 +72,4 @@ class MtlFeeder(Feeder):
         return [line.replace(" triples in ", " facts in ") for line in super().summary()]
 
 
-def run_mtl(args: argparse.Namespace, out: TextIO, stop, drive, summary) -> int:
-    """``rsp spark`` for a DatalogMTL program (``drive``/``summary``: rsp.spark.command's)."""
-    from rsp.mtl import load
-    from rsp.mtl.cli import options, writer
-    from rsp.mtl.engine import Engine
-    from rsp.spark.command import _session
-
-    if len(args.stream) != 1:
-        raise RspError("a DatalogMTL program reads one stream: give one --stream SOURCE")
-    if args.partition_by:
-        from rsp.spark.resident_mtl import run_partitioned
-
-        source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
-        return run_partitioned(args, out, stop, drive, summary, source)
-    for option, value in (("--checkpoint", args.checkpoint), ("--sink", args.sink)):
-        if value:
-            raise RspError(f"{option} is not supported with a DatalogMTL program yet")
-    fmt = args.format if args.format in ("intervals", "jsonl", "count") else None
-    if fmt is None:
-        raise RspError(f"--format {args.format}: a DatalogMTL program writes intervals, jsonl or count")
-    source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
-    program = load(args.program)
-    outputs, horizon, points = options(args)
-    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
-    write = writer(out, fmt, points is not None)
-
-    def emit(results) -> None:
-        write(results)
-        out.flush()
-
-    spark = _session(args, stop)
-    feeder = MtlFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error))
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    drive(args, feeder, frame, None, stop)
-    summary(args, feeder, "")
-    if not args.quiet:
-        unknown = set(outputs or ()) - program.source.head_predicates() - set(engine.store)
-        for pred in sorted(unknown):
-            print(f"{args.program}: warning: output predicate {pred} occurs in no rule head", file=sys.stderr)
-    return 0
-
-
-def is_mtl(args: argparse.Namespace) -> bool:
-    """Whether ``rsp spark``'s program is DatalogMTL: ``--mtl``, or a ``.mtl`` file."""
-    return bool(getattr(args, "mtl", False)) or Path(args.program).suffix == ".mtl"
-
-
-__all__ = ["MtlFeeder", "is_mtl", "run_mtl"]
+__all__ = ["MtlFeeder"]

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
+from py4j.protocol import Py4JError
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import TimestampType
 
+from rsp.errors import LateElementError, RspError, StreamError
 from rsp.spark import lines
-from rsp.spark.feed import Feeder, QueryFeeder, Rejects, print_error
+from rsp.spark.checkpoint import Checkpoint
+from rsp.spark.feed import Feeder, QueryFeeder, Rejects, Stopped, print_error
 
 COLUMNS = ("value", "s", "p", "o", "time", "line", "file", "file_time", "block", "arrival", "stream")
 """The columns handed to a feeder, of those the frame has (``value``: lines the driver parses)."""
@@ -233,3 +240,68 @@ def union(frames: Sequence[DataFrame]) -> DataFrame:
     for frame in tagged[1:]:
         result = result.unionByName(frame)
     return result
+
+
+def drive(
+    feeder: Feeder,
+    frame,
+    checkpoint: Checkpoint | None,
+    stop: threading.Event,
+    *,
+    available_now: bool = False,
+    trigger: str | None = None,
+) -> None:
+    """Run the streaming query over ``frame`` into ``feeder`` until its data is processed
+    (``available_now``) or ``stop`` is set (none is started when it already is), then close the feeder:
+    its last instants are emitted. A micro-batch's failure is raised as an rsp error (:func:`failure`)."""
+    started = time.monotonic()
+    if checkpoint is None and hasattr(feeder, "overlap"):
+        feeder.overlap()  # Spark prepares the next micro-batch while the engine works on this one
+    query = None
+    try:
+        if not stop.is_set():
+            query = start(
+                feeder,
+                frame,
+                available_now=available_now,
+                processing_time=trigger,
+                checkpoint=None if checkpoint is None else checkpoint.spark_location,
+                name=None,
+                local_logs=True,
+            )
+            try:
+                while query.isActive and not stop.is_set():
+                    query.awaitTermination(0.2)
+            except StreamingQueryException as err:
+                raise failure(err) from None
+        feeder.stop()
+        if query is not None:
+            query.stop()
+            exception = query.exception()
+            if exception is not None and not (feeder.stopping and Stopped.MESSAGE in str(exception)):
+                raise failure(exception)
+        try:
+            feeder.close()
+        except Py4JError as err:  # the Spark job that closes the keys' last instants (--partition-by)
+            raise failure(err) from None
+    finally:
+        if query is not None and query.isActive:
+            query.stop()
+        cleanup(feeder)
+    feeder.elapsed = time.monotonic() - started
+
+
+def failure(exception) -> Exception:
+    """An error raised in a micro-batch (a late element under --late fail, …) as an rsp error; a closed
+    output pipe (``rsp spark … | head``) stays a BrokenPipeError, which the command line ends quietly."""
+    text = str(exception)
+    if "BrokenPipeError" in text:
+        return BrokenPipeError(text.splitlines()[0] if text else "")
+    for line in text.splitlines():
+        for name, kind in (("LateElementError: ", LateElementError), ("StreamError: ", StreamError),
+                           ("RspError: ", StreamError)):  # fmt: skip
+            if name in line:
+                return kind(line.split(name, 1)[1].strip())
+    causes = [line for line in text.splitlines() if re.match(r"[\w.]+(Error|Exception): ", line)]
+    cause = causes[-1] if causes else (text.splitlines() or [""])[0]
+    return RspError(f"the Spark streaming query failed: {cause}")

@@ -318,38 +318,4 @@ class MtlMerger(ResidentMerger):
         return [line.replace(" answers", " facts") for line in super().summary()]
 
 
-def run_partitioned(args, out, stop, drive, summary, source) -> int:
-    """``rsp spark PROGRAM.mtl --partition-by V`` (``drive``/``summary``: rsp.spark.command's)."""
-    from pathlib import Path
-
-    from rsp.mtl import load
-    from rsp.mtl.cli import options
-    from rsp.spark.command import _merger_callbacks, _session
-    from rsp.spark.source import read_stream
-
-    if args.format != "intervals":
-        raise RspError(f"--format {args.format}: a DatalogMTL program with --partition-by writes intervals")
-    if args.points or args.checkpoint or args.sink:
-        option = "--points" if args.points else "--checkpoint" if args.checkpoint else "--sink"
-        raise RspError(f"{option} is not supported with a DatalogMTL program and --partition-by yet")
-    program = load(args.program)
-    keys = mtl_keys(program, args.partition_by)
-    outputs, horizon, _points = options(args)
-    text = Path(args.program).read_text(encoding="utf-8")
-    job = MtlJob(text, args.program, keys, None if outputs is None else tuple(outputs), horizon, args.late)
-    spark = _session(args, stop, engines=True)
-
-    def emit(lines: list[str]) -> None:
-        out.write("".join(line + "\n" for line in lines))
-        out.flush()
-
-    reject, after = _merger_callbacks(args, str(source), None)
-    merger = MtlMerger(spark, job, Path(args.program).stem, emit, reject)
-    merger.after_batch.append(after)
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    drive(args, merger, frame, None, stop)
-    summary(args, merger, "")
-    return 0
-
-
 __all__ = ["MtlJob", "MtlKeys", "MtlMerger", "MtlPartitionEngine", "fact_keyer", "keyed_facts", "mtl_keys"]

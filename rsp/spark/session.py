@@ -17,7 +17,7 @@ starts.
 The JVM rsp launches runs in a session (and process group) of its own and ignores SIGTERM, as PySpark
 already makes it ignore SIGINT: a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process
 group, systemd every process of the service) reaches only rsp, which then stops Spark in order (see
-:mod:`rsp.spark.command`). The JVM still ends with rsp: it exits when its standard input, a pipe from
+rsp/cli/spark_run.py). The JVM still ends with rsp: it exits when its standard input, a pipe from
 rsp, closes; the command line's local sessions end it at once as rsp exits instead (``quick_exit``,
 :func:`_quick_exit`). Its standard output is rsp's standard error: rsp's own carries the results.
 """
@@ -200,7 +200,7 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
             f"-XX:+UseParallelGC {jit_options(parses)} -Xlog:disable -Xlog:all=warning:stderr "
             f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
         )
-        from rsp.spark import cds  # here: ``python -m rsp.spark.cds`` must not find it imported
+        from rsp.spark import cds  # here: the builder (rsp/cli/spark_cds.py) must not find it imported
 
         shared = cds.java_options(java_executable() or "java")  # the classes' archive (rsp/spark/cds.py)
         java_options = f"{java_options} {shared} {os.environ.get('RSP_SPARK_JAVA_OPTIONS', '')}".strip()

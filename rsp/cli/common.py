@@ -1,0 +1,317 @@
+"""What the ``rsp`` commands share: progress on stderr, stream arguments (``--stream [IRI=]FILE``),
+query files, ontologies (``--ontology``) and graphs (``--graph``) with their messages, live input's
+options, and the set-up of a run: an engine with its queries registered and a results writer each
+(:func:`open_query`, :func:`open_queries`; ``rsp run`` and ``rsp spark`` use them)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from dataclasses import replace
+from typing import TextIO
+
+from rsp.errors import Position, RspError, StreamError
+
+
+class Progress:
+    """Progress of a long replay on stderr: instants (or time points) done and elements per second.
+
+    Shown on a terminal as one line rewritten in place, at most every ``interval`` seconds and only
+    once the run has lasted that long; never with ``--quiet``. ``RSP_PROGRESS=1`` forces it on (one line
+    per update, for logs and tests), ``RSP_PROGRESS=0`` off; ``RSP_PROGRESS_INTERVAL`` sets the interval
+    in seconds (default 0.5). A forced progress ends with a summary line.
+    """
+
+    def __init__(
+        self, quiet: bool, unit: str, what: str, time_unit: str = "", stream: TextIO | None = None
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        forced = os.environ.get("RSP_PROGRESS", "")
+        self.forced = forced not in ("", "0")
+        terminal = is_terminal(self.stream)
+        self.enabled = not quiet and (self.forced or (terminal and forced != "0"))
+        self.in_place = terminal and not self.forced
+        try:
+            self.interval = float(os.environ.get("RSP_PROGRESS_INTERVAL", "0.5"))
+        except ValueError:
+            self.interval = 0.5
+        self.unit, self.what, self.time_unit = unit, what, time_unit
+        self.started = time.monotonic()
+        self.last = self.started
+        self.done = 0
+        self.shown = False
+
+    def update(self, point: int, elements: int) -> None:
+        """One more instant (at ``point``, in the stream's time unit); ``elements`` read so far."""
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        self._show(point, elements, now)
+
+    def _show(self, point: int, elements: int, now: float) -> None:
+        rate = elements / max(now - self.started, 1e-9)
+        plural = "" if self.done == 1 else "s"
+        text = (
+            f"{self.done:,} {self.unit}{plural} done (at {point}{self.time_unit}), {elements:,} {self.what}, "
+            f"{rate:,.0f} {self.what}/s"
+        )
+        if self.in_place:
+            self.stream.write(f"\r{text}\033[K")
+        else:
+            self.stream.write(f"rsp: {text}\n")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self, point: int | None = None, elements: int = 0) -> None:
+        """The end of the run: clear the terminal line, or (when forced) print a summary."""
+        if not self.enabled:
+            return
+        if self.in_place:
+            if self.shown:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+        elif point is not None:
+            self._show(point, elements, time.monotonic())
+
+
+def is_terminal(handle: TextIO) -> bool:
+    try:
+        return handle.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def live(path: str) -> bool:
+    from rsp.live import is_live
+
+    return is_live(path)
+
+
+def add_live_options(parser: argparse.ArgumentParser) -> None:
+    """``--follow`` and ``--idle-close`` (live input, docs/cli.md#live-input)."""
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading a stream file as it grows (as tail does with --follow) until Ctrl-C or "
+        "SIGTERM; '-' (stdin), pipes and FIFOs are always read live",
+    )
+    parser.add_argument(
+        "--idle-close",
+        type=float,
+        metavar="SECONDS",
+        help="live input: after SECONDS without a new line, close the open instant (default: off, "
+        "instants close on event time only)",
+    )
+
+
+def open_stream(path: str) -> TextIO:
+    """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
+    try:
+        return open(path, encoding="utf-8")  # noqa: SIM115 - read lazily, closed by the caller
+    except FileNotFoundError:
+        raise StreamError("no such stream file (check the path given to --stream)", Position(path)) from None
+    except OSError as err:
+        raise StreamError(f"cannot read the stream file: {err.strerror}", Position(path)) from None
+
+
+def stream_arguments(values: list[str], query, what: str = "FILE") -> list[tuple[str | None, str]]:
+    """``IRI=FILE`` or ``FILE`` (only for a query with one stream) -> [(stream IRI, file)]; every stream
+    the query reads must be given (``what`` names a source in the messages)."""
+    streams = {w.stream for w in query.windows}
+    pairs = []
+    for value in values:
+        iri, sep, path = value.rpartition("=")
+        if sep and ("://" in iri or iri.startswith("<") or ":" in iri):
+            pairs.append((iri if iri.startswith("<") else f"<{iri}>", path))
+        else:
+            if len(streams) != 1:
+                raise RspError(
+                    f"--stream {value}: the query reads {len(streams)} streams; write --stream IRI=FILE "
+                    f"for each of {', '.join(sorted(streams))}",
+                    Position(query.file),
+                )
+            pairs.append((next(iter(streams)), value))
+    for iri, _path in pairs:
+        if iri not in streams:
+            raise RspError(
+                f"--stream {iri}=…: the query reads no such stream; name one of its FROM STREAM IRIs: "
+                f"{', '.join(sorted(streams))}",
+                Position(query.file),
+            )
+    given = {iri for iri, _path in pairs}
+    for window in query.windows:
+        if window.stream not in given:  # it would stay empty: every answer over it would be silently wrong
+            clause = "FROM STREAM" if window.name is None else f"FROM NAMED WINDOW {window.name} ON"
+            raise RspError(
+                f"{clause} {window.stream}: no --stream gives this stream; add --stream "
+                f"{window.stream[1:-1]}={what}",
+                window.pos or Position(query.file),
+            )
+    return pairs
+
+
+def tagged(batches, order: int):
+    """(time, order, triples, line numbers) for each batch of one stream file's reader."""
+    for time_, triples, lines in batches:
+        yield time_, order, triples, lines
+
+
+def open_query(args: argparse.Namespace, path: str, out: TextIO):
+    """The engine (ontologies loaded), the registered query and its results writer for ``rsp run`` and
+    ``rsp spark``; returns (engine, query, writer, [(stream IRI, source)])."""
+    from rsp.io.results import make_writer
+    from rsp.runtime import Engine
+
+    explain = getattr(args, "explain", False)
+    engine = Engine(entailment=args.entailment, late=args.late, explain=explain)
+    for ontology in args.ontology:
+        load_ontology(engine, ontology)
+    give_graphs(engine, getattr(args, "graph", []))
+    query = engine.register(read_query(path), path)
+    print_warnings([query], args)
+    source = "SOURCE" if getattr(args, "command", "run") == "spark" else "FILE"
+    pairs = stream_arguments(args.stream, query.query, source)
+    prefixes = None
+    if args.format == "text":
+        prefixes = {}
+        for ontology in args.ontology:
+            prefixes.update(declared_prefixes(ontology))
+        prefixes.update(query.query.prefixes)
+    writer = make_writer(
+        args.format, out, variables=query.variables, query_name=query.name, prefixes=prefixes
+    )
+    query.keep = False
+    if explain:
+
+        def write(result) -> None:
+            writer.write(replace(result, explanations=query.explain_result(result)))
+
+        query.subscribe(write)
+    else:
+        query.subscribe(writer.write)
+    return engine, query, writer, pairs
+
+
+def print_warnings(handles, args: argparse.Namespace) -> None:
+    """The registered queries' warnings on stderr (``file:line:column: warning: …``), unless --quiet."""
+    if not getattr(args, "quiet", False):
+        for handle in handles:
+            for warning in handle.warnings:
+                print(warning, file=sys.stderr)
+
+
+def give_graphs(engine, values: list[str]) -> None:
+    """``--graph IRI=FILE``: the local file of a FROM / FROM NAMED graph."""
+    for value in values:
+        iri, sep, path = value.rpartition("=")
+        if not sep or not iri:
+            raise RspError(
+                f"--graph {value}: write --graph IRI=FILE, e.g. --graph http://ex.org/rooms=rooms.ttl "
+                "(the IRI as the query's FROM or FROM NAMED writes it)"
+            )
+        if not os.path.isfile(path):
+            raise RspError(f"--graph {value}: no such file {path}")
+        engine.add_graph(iri, path)
+
+
+def open_queries(args: argparse.Namespace, paths: list[str], out: TextIO):
+    """``rsp run`` with one or more query files (each may hold several REGISTER statements): the engine,
+    the registered queries, a results writer per query (all writing to ``out``), and [(stream IRI,
+    file)] for the streams they read."""
+    from types import SimpleNamespace
+
+    from rsp.io.results import make_writer
+    from rsp.runtime import Engine
+
+    engine = Engine(entailment=args.entailment, late=args.late, explain=args.explain)
+    for ontology in args.ontology:
+        load_ontology(engine, ontology)
+    give_graphs(engine, args.graph)
+    handles = [handle for path in paths for handle in engine.register_all(read_query(path), path)]
+    print_warnings(handles, args)
+    if len(handles) > 1 and args.format in ("csv", "tsv"):
+        names = ", ".join(h.name for h in handles)
+        raise RspError(
+            f"--format {args.format} writes one table, but {len(handles)} queries are registered ({names}): "
+            "use --format jsonl or text (each record names its query), or run them one at a time"
+        )
+    windows = [w for handle in handles for w in handle.query.windows]
+    pairs = stream_arguments(args.stream, SimpleNamespace(windows=windows, file=paths[0]))
+    prefixes = None
+    if args.format == "text":
+        prefixes = {}
+        for ontology in args.ontology:
+            prefixes.update(declared_prefixes(ontology))
+        for handle in handles:
+            prefixes.update(handle.query.prefixes)
+    writers = []
+    for handle in handles:
+        writer = make_writer(
+            args.format, out, variables=handle.variables, query_name=handle.name, prefixes=prefixes
+        )
+        handle.keep = False
+        if args.explain:
+
+            def write(result, handle=handle, writer=writer) -> None:
+                writer.write(replace(result, explanations=handle.explain_result(result)))
+
+            handle.subscribe(write)
+        else:
+            handle.subscribe(writer.write)
+        writers.append(writer)
+    return engine, handles, writers, pairs
+
+
+_AT_LINE = re.compile(r"\bline (\d+)\b|:(\d+):\d+: ")
+
+
+def load_ontology(engine, path: str) -> None:
+    """``engine.load_ontology(path)`` with the error naming the line (when the parser gave one) and
+    what to do."""
+    try:
+        engine.load_ontology(path)
+    except RspError as err:
+        position = err.position or Position(path)
+        if "no such file" in err.message:
+            raise type(err)("no such ontology file (check the path given to --ontology)", position) from None
+        match = _AT_LINE.search(err.message)
+        if match and not position.line:
+            position = Position(position.file, int(match.group(1) or match.group(2)))
+        hint = (
+            "fix the file, or give --ontology a Turtle (.ttl), RDF/XML (.rdf, .owl), N-Triples (.nt) "
+            "or JSON-LD (.jsonld) file"
+        )
+        raise type(err)(f"{err.message} ({hint})", position) from None
+
+
+def read_query(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise RspError("no such query file (give the path of a .rq file)", Position(path)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise RspError(f"cannot read the query file: {reason}", Position(path)) from None
+
+
+_PREFIX_LINE = re.compile(
+    r"^\s*(?:@prefix|PREFIX)\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>", re.IGNORECASE | re.MULTILINE
+)
+
+
+def declared_prefixes(path: str) -> dict[str, str]:
+    """The ``@prefix``/``PREFIX`` declarations of a Turtle-like file (none for other formats)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(1_000_000)
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return {prefix or "": namespace for prefix, namespace in _PREFIX_LINE.findall(text)}

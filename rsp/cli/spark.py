@@ -1,0 +1,87 @@
+"""``rsp spark``: its options; the run itself (rsp/cli/spark_run.py) imports PySpark, only when used."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from rsp.errors import RspError
+
+SPARK_EXAMPLE = """examples:
+  rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology ontologies/building.ttl \\
+      --entailment rdfs --format text                  # until Ctrl-C; files dropped into incoming/
+  rsp spark q.rq --stream http://ex.org/s=stream.nt --available-now   # what is there, then exit
+  rsp spark program.lars --stream socket://127.0.0.1:9999 --sink out/ --sink-format parquet
+
+SOURCE: a directory that receives N-Triples files, a file, or socket://HOST:PORT (see docs/spark.md)"""
+
+
+def add_parser(sub) -> None:
+    """Register ``rsp spark`` on the ``rsp`` command's subparsers."""
+    spark = sub.add_parser(
+        "spark",
+        help="run a query or LARS program over streams read by Spark Structured Streaming",
+        description="Feed a continuous query (.rq) or a LARS program (.lars) from Spark Structured Streaming "
+        "sources; the output is that of rsp run / rsp lars.",
+        epilog=SPARK_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    spark.add_argument("program", metavar="QUERY.rq|PROGRAM.lars", help="the query or LARS program")
+    spark.add_argument(
+        "--stream",
+        action="append",
+        required=True,
+        metavar="[IRI=]SOURCE",
+        help="a directory, a file or socket://HOST:PORT; IRI= names the stream when the query reads several",
+    )
+    spark.add_argument("--ontology", action="append", default=[], metavar="FILE")
+    spark.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    spark.add_argument(
+        "--format",
+        choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count", "intervals"),
+        default="jsonl",
+        help="as for rsp run (queries), rsp lars (programs: jsonl, count, text) or the mtl command "
+        "(DatalogMTL: intervals, jsonl, count)",
+    )
+    spark.add_argument("--output", "-o", help="write results to this file instead of stdout")
+    spark.add_argument("--reject", metavar="DIR", help="write malformed lines here as JSON lines")
+    spark.add_argument("--late", choices=("drop", "fail"), default="drop")
+    spark.add_argument(
+        "--available-now", action="store_true", help="process what the sources hold now, then exit"
+    )
+    spark.add_argument("--trigger", metavar="INTERVAL", help="micro-batch interval, e.g. '2 seconds'")
+    spark.add_argument("--max-files-per-trigger", type=int, metavar="N", help="files per micro-batch")
+    spark.add_argument("--sink", metavar="DIR", help="also write results to a Spark file sink here")
+    spark.add_argument("--sink-format", choices=("json", "parquet"), help="the sink's format (default json)")
+    spark.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="exactly once across restarts: Spark's offsets and the engine's state are committed here "
+        "per micro-batch; run again with the same DIR to resume",
+    )
+    spark.add_argument(
+        "--partition-by",
+        metavar="?VAR",
+        help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
+        "query or program does not partition by it)",
+    )
+    spark.add_argument(
+        "--mtl",
+        action="store_true",
+        help="the program is DatalogMTL, run as the mtl command does (implied by .mtl)",
+    )
+    spark.add_argument("--horizon", help="DatalogMTL: compute the model up to this time")
+    spark.add_argument("--points", metavar="T,…|START:END[:STEP]", help="DatalogMTL: report these points")
+    spark.add_argument("--output-predicates", metavar="P,Q", help="DatalogMTL: the predicates to report")
+    spark.add_argument("--master", help="Spark master of a new session (default local[2])")
+    spark.add_argument("--no-impossible", action="store_true", help=argparse.SUPPRESS)
+    spark.add_argument("--quiet", "-q", action="store_true", help="no warnings or summary on stderr")
+    spark.set_defaults(handler=command)
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from rsp.cli.spark_run import run_command
+    except ImportError as err:
+        raise RspError(f"rsp spark needs PySpark: pip install 'rsp[spark]' ({err})") from None
+    return run_command(args, out)

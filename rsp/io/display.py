@@ -29,7 +29,7 @@ def python_value(term: str | None):
     nodes as ``_:label``, other literals as their text; None stays None (unbound)."""
     if term is None:
         return None
-    from rsp.io.results import decode_term
+    from rsp.io.terms import decode_term
 
     try:
         kind, value, _language, datatype = decode_term(term)
@@ -56,9 +56,9 @@ def result_rows(result) -> tuple[list[str], list[list]]:
         variables = list(result.variables) or sorted({v for row in result.bindings for v in row})
         return variables, [[row.get(v) for v in variables] for row in result.bindings]
     if result.triples is not None:
-        from rsp.io.results import _as_triple
+        from rsp.io.ntriples import as_triple
 
-        return ["subject", "predicate", "object"], [list(_as_triple(t)) for t in result.triples]
+        return ["subject", "predicate", "object"], [list(as_triple(t)) for t in result.triples]
     return ["boolean"], [[f"\"{str(result.boolean).lower()}\"^^<{XSD}boolean>"]]
 
 

@@ -529,3 +529,13 @@ def file_time_from_name(path: str | os.PathLike) -> int | None:
     """
     numbers = re.findall(r"[0-9]+", Path(path).name.split(".")[0])
     return int(numbers[-1]) if numbers else None
+
+
+def as_triple(triple: tuple[str, str, str] | str) -> tuple[str, str, str]:
+    """A triple given as ``(s, p, o)`` or as an N-Triples line ``<s> <p> <o> .``, as ``(s, p, o)``."""
+    if not isinstance(triple, str):
+        return triple
+    parsed = parse_line(triple)
+    if parsed is None:
+        raise ValueError(f"not an N-Triples statement: {triple!r}")
+    return parsed[0]

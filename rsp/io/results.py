@@ -18,7 +18,6 @@ import csv
 import functools
 import io
 import json
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -27,9 +26,10 @@ from json.encoder import encode_basestring
 from typing import TextIO
 
 from rsp.errors import RspError
-from rsp.io.ntriples import parse_line
+from rsp.io.ntriples import as_triple
 from rsp.io.solution_text import SharedSolution as SharedSolution  # made by rsp/query/maintained*.py
 from rsp.io.solution_text import SolutionTexts
+from rsp.io.terms import as_term, decode_term
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
@@ -103,79 +103,6 @@ def as_result(value: object) -> Result:
     return Result(query, time, variables, bindings=bindings, explanations=explanations)
 
 
-def _as_triple(triple: Triple | str) -> Triple:
-    if not isinstance(triple, str):
-        return triple
-    parsed = parse_line(triple)
-    if parsed is None:
-        raise ValueError(f"not an N-Triples statement: {triple!r}")
-    return parsed[0]
-
-
-# -- terms -----------------------------------------------------------------------------------------------
-
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
-_ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-
-
-def as_term(value: object) -> Term:
-    """An N-Triples term for an engine value: strings are terms already, numbers and booleans become
-    typed literals.
-
-    >>> as_term(3)
-    '"3"^^<http://www.w3.org/2001/XMLSchema#integer>'
-    >>> as_term(False), as_term("<http://a>")
-    ('"false"^^<http://www.w3.org/2001/XMLSchema#boolean>', '<http://a>')
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return f'"{str(value).lower()}"^^<{XSD}boolean>'
-    if isinstance(value, int):
-        return f'"{value}"^^<{XSD}integer>'
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            text = "NaN" if math.isnan(value) else "INF" if value > 0 else "-INF"
-        else:
-            text = repr(value)
-        return f'"{text}"^^<{XSD}double>'
-    raise TypeError(f"not an RDF term: {value!r}")
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-
-    def replace(m: re.Match[str]) -> str:
-        code = m.group(1) or m.group(2)
-        return chr(int(code, 16)) if code else _ECHARS.get(m.group(3), m.group(0))
-
-    return _ESCAPE.sub(replace, text)
-
-
-def decode_term(term: Term) -> tuple[str, str, str | None, str | None]:
-    """``(kind, value, language, datatype)`` of an N-Triples term; kind is ``uri``, ``bnode`` or ``literal``
-    and escapes in the value are decoded.
-
-    >>> decode_term('"a\\\\nb"@en')
-    ('literal', 'a\\nb', 'en', None)
-    """
-    if term.startswith("<") and term.endswith(">"):
-        return "uri", _unescape(term[1:-1]), None, None
-    if term.startswith("_:"):
-        return "bnode", term[2:], None, None
-    if term.startswith('"'):
-        close = term.rindex('"')
-        lexical, suffix = _unescape(term[1:close]), term[close + 1 :]
-        if suffix.startswith("@"):
-            return "literal", lexical, suffix[1:], None
-        if suffix.startswith("^^<") and suffix.endswith(">"):
-            return "literal", lexical, None, _unescape(suffix[3:-1])
-        if not suffix:
-            return "literal", lexical, None, None
-    raise ValueError(f"not an N-Triples term: {term!r}")
-
-
 def _clean(term: object) -> Term:
     """The term in N-Triples syntax, re-escaping raw line breaks a computed literal may contain."""
     text = as_term(term)
@@ -185,7 +112,7 @@ def _clean(term: object) -> Term:
 
 
 def _triple_line(triple: Triple | str) -> str:
-    s, p, o = _as_triple(triple)
+    s, p, o = as_triple(triple)
     return f"{_clean(s)} {_clean(p)} {_clean(o)} ."
 
 
@@ -373,7 +300,7 @@ _SPO = ("subject", "predicate", "object")
 def _select_view(result: Result) -> tuple[tuple[str, ...], list[dict[str, Term]]]:
     """Variables and rows of a result; CONSTRUCT triples read as solutions of ?subject ?predicate ?object."""
     if result.triples is not None:
-        return _SPO, [dict(zip(_SPO, map(_clean, _as_triple(t)), strict=True)) for t in result.triples]
+        return _SPO, [dict(zip(_SPO, map(_clean, as_triple(t)), strict=True)) for t in result.triples]
     variables = _view_variables(result)
     return variables, [_row(variables, row) for row in result.bindings]
 
@@ -577,7 +504,7 @@ class TextWriter(ResultWriter):
             lines = [f"{self._bold(title)}: {'true' if result.boolean else 'false'}"]
         elif result.triples is not None:
             lines = [f"{self._bold(title)}: {_count(len(result.triples), 'triple')}"]
-            lines += [f"  {self._triple(_as_triple(t))}" for t in result.triples]
+            lines += [f"  {self._triple(as_triple(t))}" for t in result.triples]
         elif self._plain_select(result):  # each solution's cells and line kept
             variables = _view_variables(result)
             lines = [f"{self._bold(title)}: {_count(len(result.bindings), 'solution')}"]

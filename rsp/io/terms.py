@@ -8,6 +8,7 @@ arithmetic work on them.
 
 from __future__ import annotations
 
+import math
 import re
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -77,3 +78,65 @@ def explain_bad_triple(line: str) -> str:
     if not stripped.split("#")[0].rstrip().endswith("."):
         return "statement does not end with '.'"
     return "not an N-Triples statement (expected <subject> <predicate> <object> .)"
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+_ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def as_term(value: object) -> str:
+    """An N-Triples term for an engine value: strings are terms already, numbers and booleans become
+    typed literals.
+
+    >>> as_term(3)
+    '"3"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    >>> as_term(False), as_term("<http://a>")
+    ('"false"^^<http://www.w3.org/2001/XMLSchema#boolean>', '<http://a>')
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return f'"{str(value).lower()}"^^<{XSD}boolean>'
+    if isinstance(value, int):
+        return f'"{value}"^^<{XSD}integer>'
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            text = "NaN" if math.isnan(value) else "INF" if value > 0 else "-INF"
+        else:
+            text = repr(value)
+        return f'"{text}"^^<{XSD}double>'
+    raise TypeError(f"not an RDF term: {value!r}")
+
+
+def unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        code = m.group(1) or m.group(2)
+        return chr(int(code, 16)) if code else _ECHARS.get(m.group(3), m.group(0))
+
+    return _ESCAPE.sub(replace, text)
+
+
+def decode_term(term: str) -> tuple[str, str, str | None, str | None]:
+    """``(kind, value, language, datatype)`` of an N-Triples term; kind is ``uri``, ``bnode`` or ``literal``
+    and escapes in the value are decoded.
+
+    >>> decode_term('"a\\\\nb"@en')
+    ('literal', 'a\\nb', 'en', None)
+    """
+    if term.startswith("<") and term.endswith(">"):
+        return "uri", unescape(term[1:-1]), None, None
+    if term.startswith("_:"):
+        return "bnode", term[2:], None, None
+    if term.startswith('"'):
+        close = term.rindex('"')
+        lexical, suffix = unescape(term[1:close]), term[close + 1 :]
+        if suffix.startswith("@"):
+            return "literal", lexical, suffix[1:], None
+        if suffix.startswith("^^<") and suffix.endswith(">"):
+            return "literal", lexical, None, unescape(suffix[3:-1])
+        if not suffix:
+            return "literal", lexical, None, None
+    raise ValueError(f"not an N-Triples term: {term!r}")

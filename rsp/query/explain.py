@@ -268,7 +268,7 @@ def _visible(solution: Solution) -> Solution:
 
 
 def _term(value: object) -> str:
-    from rsp.io.results import as_term
+    from rsp.io.terms import as_term
 
     return as_term(value)
 
@@ -385,7 +385,7 @@ def _closure_engine(handle):
     lives), or None when there is no entailment or no static data."""
     from rsp.background import Regime
 
-    regime = Regime(handle.engine.entailment)
+    regime = Regime(handle.entailment)
     static = handle.static
     if regime is Regime.NONE or not static:
         return None

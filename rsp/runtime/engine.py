@@ -117,7 +117,7 @@ class Engine:
 
     def register_compiled(self, compiled: CompiledQuery) -> QueryHandle:
         """Run a compiled query: its results flow from the next pushed element on."""
-        handle = QueryHandle(self, compiled)
+        handle = QueryHandle(compiled, entailment=self.entailment, explain=self.explain, late=self._late)
         self.queries.append(handle)
         return handle
 

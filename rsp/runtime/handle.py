@@ -21,7 +21,6 @@ from rsp.runtime.clock import Clock
 
 if TYPE_CHECKING:
     from rsp.query.compile import CompiledQuery
-    from rsp.runtime.engine import Engine
 
 Triple = tuple[str, str, str]
 
@@ -32,11 +31,23 @@ class QueryHandle:
     Made by :meth:`rsp.runtime.Engine.register` from a :class:`rsp.query.compile.CompiledQuery`. Its
     :attr:`clock` says which instants are closed and which closes next (:mod:`rsp.runtime.clock`)."""
 
-    def __init__(self, engine: Engine, compiled: CompiledQuery) -> None:
+    def __init__(
+        self,
+        compiled: CompiledQuery,
+        *,
+        entailment: str = "none",
+        explain: bool = False,
+        late: Callable[[QueryHandle, Sequence[int], Sequence[Triple], int], None] | None = None,
+    ) -> None:
+        """``late(handle, times, triples, start)`` takes the elements older than an instant already closed
+        (``start``: the index of the first of them in the list given); by default they are dropped.
+        ``explain``: keep each element's own time while a window can hold it (exact explanations)."""
         from rsp.engine import Engine as LarsEngine
 
         query, translation = compiled.query, compiled.translation
-        self.engine = engine
+        self.entailment = entailment
+        """The entailment regime the query was compiled with (``none``, ``rdfs``, ``owlrl``)."""
+        self._late = late or (lambda handle, times, triples, start: None)
         self.compiled = compiled
         self.query = query
         self.name = query.name
@@ -97,7 +108,7 @@ class QueryHandle:
         from rsp.query.builtins import TIMESTAMP, calls
 
         self._timestamps = calls(query, TIMESTAMP)
-        keep = engine.explain or self._timestamps
+        keep = explain or self._timestamps
         self.element_times: dict[tuple, list[int]] | None = {} if keep else None
         """With ``Engine(explain=True)`` or f:timestamp: (window predicate, triple) -> the times (ms) of
         the elements holding it, while a window can hold them (None otherwise)."""
@@ -215,7 +226,7 @@ class QueryHandle:
 
     def _add_sorted(self, times: Sequence[int], triples: Sequence[Triple], pred: str) -> None:
         """``triples[i]`` at ``times[i]`` (times in order): :meth:`Engine.push` for each time, done a
-        time slot at a time; elements older than the last closed instant go to :meth:`Engine._late`."""
+        time slot at a time; elements older than the last closed instant go to the ``late`` callback."""
         end, slot, clock = len(times), self.slot, self.clock
         i = 0
         while i < end:
@@ -223,7 +234,7 @@ class QueryHandle:
             closed = clock.closed_until
             if closed is not None and time < closed:
                 stop = bisect_left(times, closed, i, end)
-                self.engine._late(self, times[i:stop], triples[i:stop], i)
+                self._late(self, times[i:stop], triples[i:stop], i)
                 i = stop
                 continue
             clock.close_before(time)

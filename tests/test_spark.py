@@ -597,7 +597,9 @@ def test_a_query_whose_driver_parses_gets_a_jvm_at_c1(monkeypatch, tmp_path: Pat
         raise _SessionChosen
 
     monkeypatch.setattr(command, "session", fake_session)
-    monkeypatch.setattr(command, "_prestart_hosts", lambda _args: None)
+    from rsp.spark import hosts
+
+    monkeypatch.setattr(hosts, "prestart_local", lambda _master, _partitions: None)
     query = BUILDING / "hot-rooms.rq"
     if extra:
         query = tmp_path / "per-sensor.rq"

@@ -117,7 +117,9 @@ class Engine:
 
     def register_compiled(self, compiled: CompiledQuery) -> QueryHandle:
         """Run a compiled query: its results flow from the next pushed element on."""
-        handle = QueryHandle(compiled, entailment=self.entailment, explain=self.explain, late=self._late)
+        handle = QueryHandle(
+            compiled, entailment=self.entailment, explain=self.explain, late=self._late, engine=self
+        )
         self.queries.append(handle)
         return handle
 

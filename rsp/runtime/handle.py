@@ -38,6 +38,7 @@ class QueryHandle:
         entailment: str = "none",
         explain: bool = False,
         late: Callable[[QueryHandle, Sequence[int], Sequence[Triple], int], None] | None = None,
+        engine: object = None,
     ) -> None:
         """``late(handle, times, triples, start)`` takes the elements older than an instant already closed
         (``start``: the index of the first of them in the list given); by default they are dropped.
@@ -45,6 +46,8 @@ class QueryHandle:
         from rsp.engine import Engine as LarsEngine
 
         query, translation = compiled.query, compiled.translation
+        self.engine = engine
+        """The :class:`rsp.runtime.Engine` that registered the query (None for a handle made alone)."""
         self.entailment = entailment
         """The entailment regime the query was compiled with (``none``, ``rdfs``, ``owlrl``)."""
         self._late = late or (lambda handle, times, triples, start: None)

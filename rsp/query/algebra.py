@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from rsp.query import ast
-from rsp.query.builtins import EvalContext
+from rsp.query.context import EvalContext
 from rsp.query.order import in_answer_order
 from rsp.query.paths import GraphIndex
 from rsp.query.paths import solutions as path_solutions
@@ -101,7 +101,7 @@ def minus(left: list[Solution], right: list[Solution]) -> list[Solution]:
 @dataclass
 class Compiled:
     """Expression compilers supplied by :mod:`rsp.query.expr` (kept as parameters for testing), bound to
-    the query's evaluation context (:class:`rsp.query.builtins.EvalContext`), which they read."""
+    the query's evaluation context (:class:`rsp.query.context.EvalContext`), which they read."""
 
     compile_expr: Callable
     compile_filter: Callable

@@ -33,16 +33,16 @@ The runtime says which elements the windows hold with :attr:`EvalContext.element
 from __future__ import annotations
 
 import hashlib
-import itertools
 import random
 import re
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from rsp.query import expr as E
+from rsp.query import values as E
 from rsp.query.ast import Expr, FunctionCall
+from rsp.query.context import EvalContext
+from rsp.query.functions import _FUNCTIONS, _on_value
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_DAYTIME_DURATION = f"<{XSD}dayTimeDuration>"
@@ -53,50 +53,6 @@ TIMESTAMP = "<http://larkc.eu/csparql/sparql/jena/ext#timestamp>"
 VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
 """Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
 a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
-
-
-class EvalContext:
-    """What an expression reads besides its solution: the instant being answered (``NOW()``), the
-    time of each window element (``f:timestamp``), and ``BNODE``'s labels and solution scope. One per
-    query, handed to the expression compilers (:func:`rsp.query.expr.compile_expr` and the others) and
-    set by the runtime at each instant; nothing is shared between queries or engines."""
-
-    __slots__ = ("now", "element_time", "scope", "labels", "named")
-
-    def __init__(self) -> None:
-        self.now: E.Value | None = None
-        """``NOW()``: the instant being evaluated (None: the wall clock, read at the first call)."""
-        self.element_time: Callable[[tuple[str, str, str]], int | None] | None = None
-        """``f:timestamp``: ``element_time(triple)`` is the time (ms) of the latest element holding the
-        triple (N-Triples terms) in a window of the query at the instant, or None."""
-        self.scope = 0
-        self.labels = itertools.count(1)
-        self.named: dict[tuple[int, str], E.Value] = {}
-
-    def at(self, ms: int) -> None:
-        """The instant being evaluated (ms since the epoch): what ``NOW()`` returns until the next call."""
-        moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
-        fraction = f".{ms % 1000:03d}".rstrip("0") if ms % 1000 else ""
-        lexical = moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
-        self.now = E.Value(E.DATETIME, moment, lexical, E.XSD_DATETIME)
-
-    def now_value(self) -> E.Value:
-        if self.now is None:
-            self.at(int(datetime.now(timezone.utc).timestamp() * 1000))
-        return self.now  # type: ignore[return-value]
-
-    def new_solution(self) -> None:
-        """The next expression evaluations belong to another solution (``BNODE(str)`` gives new nodes)."""
-        self.scope += 1
-        if len(self.named) > 4096:
-            self.named.clear()
-
-    def blank_node(self) -> E.Value:
-        return E.term_value(f"_:fn{next(self.labels)}")
-
-
-WALL_CLOCK = EvalContext()
-"""The context of expressions compiled without one (NOW() the wall clock when first read)."""
 
 
 def calls(node, name: str) -> bool:
@@ -274,28 +230,29 @@ def _timestamp(c, expr: FunctionCall) -> E.ValueFn:
 
 
 FUNCTIONS: dict[str, Callable] = {
-    "STRDT": E._on_value(2, 2, _strdt),
-    "STRLANG": E._on_value(2, 2, _strlang),
+    "STRDT": _on_value(2, 2, _strdt),
+    "STRLANG": _on_value(2, 2, _strlang),
     "BNODE": _bnode,
     "RAND": _nullary(_rand),
     "NOW": _now,
     "UUID": _nullary(_uuid),
     "STRUUID": _nullary(_struuid),
-    "MD5": E._on_value(1, 1, _hash("md5")),
-    "SHA1": E._on_value(1, 1, _hash("sha1")),
-    "SHA256": E._on_value(1, 1, _hash("sha256")),
-    "SHA384": E._on_value(1, 1, _hash("sha384")),
-    "SHA512": E._on_value(1, 1, _hash("sha512")),
-    "YEAR": E._on_value(1, 1, _part("year")),
-    "MONTH": E._on_value(1, 1, _part("month")),
-    "DAY": E._on_value(1, 1, _part("day")),
-    "HOURS": E._on_value(1, 1, _part("hour")),
-    "MINUTES": E._on_value(1, 1, _part("minute")),
-    "SECONDS": E._on_value(1, 1, _seconds),
-    "TIMEZONE": E._on_value(1, 1, _timezone),
-    "TZ": E._on_value(1, 1, _tz),
+    "MD5": _on_value(1, 1, _hash("md5")),
+    "SHA1": _on_value(1, 1, _hash("sha1")),
+    "SHA256": _on_value(1, 1, _hash("sha256")),
+    "SHA384": _on_value(1, 1, _hash("sha384")),
+    "SHA512": _on_value(1, 1, _hash("sha512")),
+    "YEAR": _on_value(1, 1, _part("year")),
+    "MONTH": _on_value(1, 1, _part("month")),
+    "DAY": _on_value(1, 1, _part("day")),
+    "HOURS": _on_value(1, 1, _part("hour")),
+    "MINUTES": _on_value(1, 1, _part("minute")),
+    "SECONDS": _on_value(1, 1, _seconds),
+    "TIMEZONE": _on_value(1, 1, _timezone),
+    "TZ": _on_value(1, 1, _tz),
     TIMESTAMP: _timestamp,
 }
-"""Name -> builder ``(compiler, call) -> closure`` (merged into :mod:`rsp.query.expr`'s table)."""
+"""Name -> builder ``(compiler, call) -> closure`` (merged into the table of :mod:`rsp.query.functions`
+that :mod:`rsp.query.expr` reads)."""
 
-E._FUNCTIONS.update(FUNCTIONS)
+_FUNCTIONS.update(FUNCTIONS)

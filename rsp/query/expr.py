@@ -8,7 +8,7 @@ million times is parsed once. Numbers that are only compared or projected keep t
 computed numbers are written in their XSD canonical lexical form (XML Schema 1.0: ``"2.5"`` for ``5/2``,
 a decimal ``"2.0"``, a double ``"5.5E1"``).
 
-``NOW()`` is the evaluation instant (the :class:`rsp.query.builtins.EvalContext` an expression is
+``NOW()`` is the evaluation instant (the :class:`rsp.query.context.EvalContext` an expression is
 compiled with); ``RAND()``, ``UUID()``, ``STRUUID()`` and ``BNODE()`` give a new value at every call
 (``BNODE(str)`` the same blank node within one solution, see :meth:`EvalContext.new_solution`).
 
@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from rsp.errors import QuerySyntaxError
 from rsp.query.ast import Aggregate, BinaryOp, Exists, Expr, FunctionCall, InList, UnaryOp, Var
+from rsp.query.context import WALL_CLOCK
 from rsp.query.functions import _CASTS, _CONDITIONS, _FUNCTIONS, _index
 from rsp.query.functions import _on_value as _on_value  # rsp.query.builtins builds with it
 
@@ -109,9 +110,9 @@ class _Compiler:
         self.variables = list(variables)
         self.exists = exists
         if context is None:
-            from rsp.query.builtins import WALL_CLOCK as context
+            context = WALL_CLOCK
         self.context = context
-        """The :class:`rsp.query.builtins.EvalContext` that NOW(), BNODE() and f:timestamp read."""
+        """The :class:`rsp.query.context.EvalContext` that NOW(), BNODE() and f:timestamp read."""
 
     def error(self, message: str, expr: Expr) -> QuerySyntaxError:
         return QuerySyntaxError(message, getattr(expr, "pos", None))

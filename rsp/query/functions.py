@@ -10,7 +10,7 @@ import re
 import urllib.parse
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_DOWN, ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rsp.query.ast import FunctionCall, Var
 from rsp.query.values import (
@@ -44,8 +44,18 @@ from rsp.query.values import (
     term_value,
 )
 
-if TYPE_CHECKING:
-    from rsp.query.expr import _Compiler
+
+class Compiler(Protocol):
+    """What a function's builder gets from the expression compiler (rsp.query.expr.Compiler)."""
+
+    variables: list[str]
+    context: object
+
+    def value(self, expr) -> ValueFn: ...
+
+    def cond(self, expr) -> CondFn: ...
+
+    def args(self, expr: FunctionCall, low: int, high: int) -> list[ValueFn]: ...
 
 # -- built-in functions ---------------------------------------------------------------------------
 
@@ -57,8 +67,8 @@ def _index(variables: Sequence[str], var: Var) -> int | None:
         return None  # a variable the pattern never binds: always unbound
 
 
-def _unary(test: Callable[[Value], bool | None]) -> Callable[[_Compiler, FunctionCall], CondFn]:
-    def build(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _unary(test: Callable[[Value], bool | None]) -> Callable[[Compiler, FunctionCall], CondFn]:
+    def build(c: Compiler, expr: FunctionCall) -> CondFn:
         (fa,) = c.args(expr, 1)
 
         def check(sol: tuple) -> bool | None:
@@ -70,7 +80,7 @@ def _unary(test: Callable[[Value], bool | None]) -> Callable[[_Compiler, Functio
     return build
 
 
-def _bound(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _bound(c: Compiler, expr: FunctionCall) -> CondFn:
     if len(expr.args) != 1 or not isinstance(expr.args[0], Var):
         raise c.error("BOUND takes one variable", expr)
     i = _index(c.variables, expr.args[0])
@@ -79,7 +89,7 @@ def _bound(c: _Compiler, expr: FunctionCall) -> CondFn:
     return lambda sol: sol[i] is not None
 
 
-def _same_term(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _same_term(c: Compiler, expr: FunctionCall) -> CondFn:
     fa, fb = c.args(expr, 2)
 
     def same(sol: tuple) -> bool | None:
@@ -96,8 +106,8 @@ def _compatible(a: Value, b: Value) -> bool:
     return a.kind == LANG and b.kind == LANG and a.lang.lower() == b.lang.lower()
 
 
-def _string_pair(test: Callable[[str, str], bool]) -> Callable[[_Compiler, FunctionCall], CondFn]:
-    def build(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _string_pair(test: Callable[[str, str], bool]) -> Callable[[Compiler, FunctionCall], CondFn]:
+    def build(c: Compiler, expr: FunctionCall) -> CondFn:
         fa, fb = c.args(expr, 2)
 
         def check(sol: tuple) -> bool | None:
@@ -141,7 +151,7 @@ def _pattern(p: Value, f: Value | None) -> re.Pattern[str] | None:
         return None
 
 
-def _regex(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _regex(c: Compiler, expr: FunctionCall) -> CondFn:
     fns = c.args(expr, 2, 3)
 
     def regex(sol: tuple) -> bool | None:
@@ -164,7 +174,7 @@ def _langmatches(tag: str, range_: str) -> bool:
     return tag == range_ or tag.startswith(range_ + "-")
 
 
-def _lang_matches(c: _Compiler, expr: FunctionCall) -> CondFn:
+def _lang_matches(c: Compiler, expr: FunctionCall) -> CondFn:
     fa, fb = c.args(expr, 2)
 
     def check(sol: tuple) -> bool | None:
@@ -176,7 +186,7 @@ def _lang_matches(c: _Compiler, expr: FunctionCall) -> CondFn:
     return check
 
 
-def _if(c: _Compiler, expr: FunctionCall) -> ValueFn:
+def _if(c: Compiler, expr: FunctionCall) -> ValueFn:
     if len(expr.args) != 3:
         raise c.error("IF takes three arguments", expr)
     test, fa, fb = c.cond(expr.args[0]), c.value(expr.args[1]), c.value(expr.args[2])
@@ -190,7 +200,7 @@ def _if(c: _Compiler, expr: FunctionCall) -> ValueFn:
     return if_
 
 
-def _coalesce(c: _Compiler, expr: FunctionCall) -> ValueFn:
+def _coalesce(c: Compiler, expr: FunctionCall) -> ValueFn:
     fns = [c.value(a) for a in expr.args]
 
     def coalesce(sol: tuple) -> Value | None:
@@ -205,10 +215,10 @@ def _coalesce(c: _Compiler, expr: FunctionCall) -> ValueFn:
 
 def _on_value(
     low: int, high: int, fn: Callable[..., Value | None]
-) -> Callable[[_Compiler, FunctionCall], ValueFn]:
+) -> Callable[[Compiler, FunctionCall], ValueFn]:
     """A function of its argument values (any error or unbound argument gives an error)."""
 
-    def build(c: _Compiler, expr: FunctionCall) -> ValueFn:
+    def build(c: Compiler, expr: FunctionCall) -> ValueFn:
         fns = c.args(expr, low, high)
         if len(fns) == 1:
             (fa,) = fns
@@ -450,7 +460,7 @@ _CASTS: dict[str, Callable[[Value], Value | None]] = {
     XSD_DATETIME: _to_datetime,
 }
 
-_CONDITIONS: dict[str, Callable[[_Compiler, FunctionCall], CondFn]] = {
+_CONDITIONS: dict[str, Callable[[Compiler, FunctionCall], CondFn]] = {
     "BOUND": _bound,
     "SAMETERM": _same_term,
     "ISIRI": _unary(lambda a: a.kind == IRI),
@@ -465,7 +475,7 @@ _CONDITIONS: dict[str, Callable[[_Compiler, FunctionCall], CondFn]] = {
     "LANGMATCHES": _lang_matches,
 }
 
-_FUNCTIONS: dict[str, Callable[[_Compiler, FunctionCall], ValueFn]] = {
+_FUNCTIONS: dict[str, Callable[[Compiler, FunctionCall], ValueFn]] = {
     "IF": _if,
     "COALESCE": _coalesce,
     "STR": _on_value(1, 1, _str),

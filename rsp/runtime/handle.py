@@ -16,7 +16,7 @@ from rsp.io.results import Result
 from rsp.lars.model import Rule
 from rsp.query import ast
 from rsp.query.algebra import Compiled, ExpressionCache
-from rsp.query.builtins import EvalContext
+from rsp.query.context import EvalContext
 from rsp.runtime.clock import Clock
 
 if TYPE_CHECKING:

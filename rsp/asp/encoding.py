@@ -172,12 +172,12 @@ def _unstratified(program: AspProgram) -> frozenset[Sig]:
     constrain later answers. The other rules read ``tick(t)``, a fact: the grounder evaluates their
     stratified part as in one-shot solving, and old ticks' copies, each over its own t, are harmless."""
     from rsp.asp.program import _edges
-    from rsp.lars.stratify import _components
+    from rsp.lars.stratify import components
 
     graph = _edges(program.program)
     succ = {h: sorted({b for b, _, _ in edges if b in graph}) for h, edges in graph.items()}
     marked: set[Sig] = set()
-    for comp in _components(sorted(graph), succ):
+    for comp in components(sorted(graph), succ):
         members = set(comp)
         if any(neg and body in members for head in comp for body, neg, _ in graph[head]):
             marked |= members

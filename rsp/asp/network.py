@@ -275,7 +275,7 @@ class Network:
         (negations on a path from the component's root); an edge that contradicts the parities closes an
         odd cycle, found again by a search over (node, parity) states.
         """
-        from rsp.lars.stratify import _components
+        from rsp.lars.stratify import components
 
         edges: dict[Node, list[tuple[Node, bool, Key]]] = {}
         for key in self.tags:
@@ -285,7 +285,7 @@ class Network:
             out += [(n, True, key) for n in neg]
         nodes = sorted(edges, key=self.order.__getitem__)
         succ = {h: [b for b, _, _ in out if b in edges] for h, out in edges.items()}
-        for comp in _components(nodes, succ):
+        for comp in components(nodes, succ):
             members = set(comp)
             root = comp[0]
             via: dict[tuple[Node, bool], tuple[tuple[Node, bool], Key] | None] = {(root, False): None}

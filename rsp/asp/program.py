@@ -70,12 +70,12 @@ def find_odd_loop(program: Program) -> Rule | None:
     component, predicates get a parity (negations on a path from the component's root) and an edge that
     contradicts the parities closes an odd cycle.
     """
-    from rsp.lars.stratify import _components
+    from rsp.lars.stratify import components
 
     graph = _edges(program)
     nodes = sorted(graph)
     succ = {h: sorted({b for b, _, _ in edges if b in graph}) for h, edges in graph.items()}
-    for comp in _components(nodes, succ):
+    for comp in components(nodes, succ):
         members = set(comp)
         parity: dict[Sig, bool] = {comp[0]: False}
         todo = [comp[0]]

@@ -92,14 +92,14 @@ def computed_variables(rule: Rule) -> set[str]:
 def _check_arithmetic_recursion(program: Program) -> None:
     """Refuse a rule that puts a computed value into a predicate its body depends on recursively: the
     model would grow without end (rsp, like Datalog, needs a finite model at each time point)."""
-    from rsp.lars.stratify import _components  # stratify imports nothing from here: no cycle
+    from rsp.lars.stratify import components  # stratify imports nothing from here: no cycle
 
     succ: dict[Sig, set[Sig]] = {}
     for rule in program.proper_rules:
         edges = succ.setdefault(rule.head.atom.sig, set())
         edges |= {lit.atom.sig for lit in rule.positive_atoms() + rule.negative_atoms()}
     component: dict[Sig, int] = {}
-    for number, members in enumerate(_components(sorted(succ), {k: sorted(v) for k, v in succ.items()})):
+    for number, members in enumerate(components(sorted(succ), {k: sorted(v) for k, v in succ.items()})):
         component.update(dict.fromkeys(members, number))
     for rule in program.proper_rules:
         head = rule.head.atom

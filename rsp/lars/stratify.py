@@ -30,7 +30,7 @@ def dependency_graph(program: Program) -> dict[Sig, set[tuple[Sig, bool]]]:
     return graph
 
 
-def _components(nodes: list[Sig], succ: dict[Sig, list[Sig]]) -> list[list[Sig]]:
+def components(nodes: list[Sig], succ: dict[Sig, list[Sig]]) -> list[list[Sig]]:
     """Tarjan's algorithm (iterative); components come out dependencies first."""
     index: dict[Sig, int] = {}
     low: dict[Sig, int] = {}
@@ -84,7 +84,7 @@ def stratify(program: Program) -> list[Stratum]:
     nodes = sorted(graph)
     succ = {head: sorted({pred for pred, _ in edges if pred in graph}) for head, edges in graph.items()}
     strata = []
-    for comp in _components(nodes, succ):
+    for comp in components(nodes, succ):
         members = frozenset(comp)
         rules = tuple(r for r in program.proper_rules if r.head.atom.sig in members)
         for rule in rules:

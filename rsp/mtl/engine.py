@@ -157,7 +157,7 @@ class Engine:
         if self._points is not None:
             self._points = [p * factor for p in self._points]
 
-    def _in_unit(self, iv: Interval) -> Interval:
+    def in_unit(self, iv: Interval) -> Interval:
         """A stream fact's interval in the engine's unit (rescaling the state for a new denominator)."""
         lo, hi, lc, hc = iv
         scale = self.scale
@@ -178,7 +178,7 @@ class Engine:
     # ---------------------------------------------------------------- input
     def push(self, pred: str, args: tuple, iv: Interval, position=None) -> list:
         """Add a stream fact ``pred(args)@iv``; returns the results that became final (possibly none)."""
-        iv = self._in_unit(iv)
+        iv = self.in_unit(iv)
         lo = iv[0]
         results: list = []
         if self.read_lo is not None and lo < self.read_lo:

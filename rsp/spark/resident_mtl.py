@@ -241,7 +241,7 @@ class MtlPartitionEngine:
         """The end of the input: the model up to ``final`` (the stream's horizon), everything left."""
         e = self.engine
         if self.job.horizon is None and final is not None:
-            e.horizon = e._in_unit((Fraction(final), Fraction(final), True, True))[0]
+            e.horizon = e.in_unit((Fraction(final), Fraction(final), True, True))[0]
         self._results(e.finish())
 
     def rows(self) -> list[tuple]:

@@ -1,5 +1,6 @@
 """Per-instant time of a GROUP BY query and an OPTIONAL query, maintained from the engine's changes
-(rsp/query/maintained_ops.py) against recomputed from the window (rsp/query/algebra.py), issue 15.
+(rsp/query/answers/maintained_ops.py) against recomputed from the window (rsp/query/answers/algebra.py),
+issue 15.
 
     python benchmarks/maintained_ops.py [--rate N] [--range S] [--seconds S] [--repeat K] [--queries Q ...]
 

@@ -200,10 +200,12 @@ def worker_case(payload: dict[str, Any]) -> dict[str, Any]:
 
 def worker_compare(payload: dict[str, Any]) -> dict[str, Any]:
     """The naive evaluator and the engine on the same small case, in this one process."""
-    from rsp.engine import Engine
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the reference evaluator
+    from lars_naive import evaluate
+
+    from rsp.engine import Engine, run
     from rsp.io.atoms import read_atom_stream
-    from rsp.lars import parse, run
-    from rsp.lars.naive import evaluate
+    from rsp.lars import parse
 
     program = parse(Path(payload["program"]).read_text(encoding="utf-8"), payload["program"])
     stream = read_atom_stream(payload["stream"])

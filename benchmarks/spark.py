@@ -193,7 +193,7 @@ def vehicle_lines(elements: int, vehicles: int) -> list[str]:
 
 def same_answers(a: str, b: str) -> bool:
     """The same output, byte for byte: the answers of an instant come in one fixed order
-    (rsp/query/order.py), partitioned or not."""
+    (rsp/query/answers/order.py), partitioned or not."""
     return bool(a) and a == b
 
 

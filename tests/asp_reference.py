@@ -4,7 +4,7 @@ Straight from the definition (docs/answer-streams.md): at a time point t, an ans
 (atom, s) that contains the stream atoms up to t and the background facts, and equals the least set
 closed under the reduct of the program's ground rules evaluated at t w.r.t. M (a negated extended atom
 ``not e`` is true in the reduct iff e does not hold in M). Window semantics (◇, □, @, tuple windows) are
-those of the stratified reference, ``rsp.lars.naive`` (its ``_Context`` reads windows over a set of
+those of the stratified reference, ``lars_naive`` (tests/lars_naive.py) (its ``_Context`` reads windows over a set of
 pairs); nothing here is shared with :mod:`rsp.asp`.
 
 Guess and check: ground the negated extended atoms over an upper bound of every answer (the least set
@@ -18,9 +18,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+from lars_naive import _Context, _finish, _head_pair, _time_point
+
 from rsp.io.atoms import AtomStream
 from rsp.lars.model import CONSTRAINT_PRED, Atom, ExtAtom, Program, Rule, Var, format_atom
-from rsp.lars.naive import _Context, _finish, _head_pair, _time_point
 
 MAX_GUESSES = 14
 """At most 2**14 guesses per time point: a case with more ground negated atoms is too big."""

@@ -41,7 +41,7 @@ import query_oracle  # noqa: E402  (the tests folder, importable once HERE is on
 
 from rsp.background import load_ontology  # noqa: E402
 from rsp.io.bnodes import Scopes  # noqa: E402
-from rsp.query.parser import parse_query  # noqa: E402
+from rsp.query.syntax.parser import parse_query  # noqa: E402
 
 _TIMED = re.compile(r"^(.*\.)\s*#\s*([0-9]+)\s*$")
 
@@ -95,7 +95,7 @@ def oracle(text: str, files: list[tuple[str, list]], regime: str, static, graphs
 def records(text: str, answers) -> list[dict]:
     """The oracle's answers as expected.jsonl records (bindings sorted, so the file reads stably; kept
     in order for ORDER BY)."""
-    from rsp.query import ast
+    from rsp.query.syntax import ast
 
     form = parse_query(text).form
     ordered = isinstance(form, ast.Select) and bool(form.modifiers.order_by)

@@ -158,7 +158,7 @@ def canonical_number(term: str | None) -> str | None:
     other term as it is. Answers are compared through it, so numbers compare by datatype and value."""
     if term is None or not term.startswith('"'):
         return term
-    from rsp.query.expr import NUM, RANK_TYPES, format_number, term_value
+    from rsp.query.answers.expr import NUM, RANK_TYPES, format_number, term_value
 
     v = term_value(term)
     if v.kind != NUM or v.dt != RANK_TYPES[v.rank]:

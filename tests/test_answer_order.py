@@ -1,4 +1,4 @@
-"""The order of an instant's answers is fixed (rsp/query/order.py, docs/reference.md "The order of
+"""The order of an instant's answers is fixed (rsp/query/answers/order.py, docs/reference.md "The order of
 answers"): the same stream gives the same output, byte for byte, whatever Python's hash seed, however
 the elements were batched or arrived within an instant, and whichever way the answer was computed
 (maintained, maintained with blocks and aggregates, recomputed) or merged from partitions."""
@@ -230,10 +230,10 @@ def test_group_concat_reads_its_members_in_the_pattern_order() -> None:
     )
 )
 def test_sorted_rows_equal_a_sorted_dict(batches) -> None:
-    """rsp.query.order.SortedRows against a dict sorted from scratch after every batch (blocks of 2 keys,
+    """rsp.query.answers.order.SortedRows against a dict sorted from scratch after every batch (blocks of 2 keys,
     so they split and empty often); writers' texts follow, whether they asked at every batch or not.
     A batch removes keys held, then adds keys not held (a key may go and come back in one batch)."""
-    from rsp.query import order
+    from rsp.query.answers import order
 
     saved, order._BLOCK = order._BLOCK, 2
     try:

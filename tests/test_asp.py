@@ -13,12 +13,12 @@ from asp_strategies import cases, choose_one
 from fuzzing import examples, saved_on_failure
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lars_naive import evaluate
 from lars_strategies import cases as stratified_cases
 
 from rsp.asp import answer_streams, parse
 from rsp.errors import ProgramError
 from rsp.io.atoms import read_atom_lines, read_atom_stream
-from rsp.lars.naive import evaluate
 from rsp.lars.parser import parse_program
 
 GOLDEN_ASP = Path(__file__).parent / "golden_asp"

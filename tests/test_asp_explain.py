@@ -18,12 +18,12 @@ from asp_reference import _holds, answers_at
 from asp_strategies import cases
 from fuzzing import examples, saved_on_failure
 from hypothesis import given, settings
+from lars_naive import _Context, _time_point
 
 from rsp.asp import parse
 from rsp.asp.clingo_mode import ClingoReasoner
 from rsp.io.atoms import AtomStream, parse_line, read_atom_lines, read_atom_stream
 from rsp.lars.model import format_atom
-from rsp.lars.naive import _Context, _time_point
 from rsp.lars.parser import parse_program
 
 GOLDEN_ASP = Path(__file__).parent / "golden_asp"

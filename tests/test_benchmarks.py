@@ -13,11 +13,11 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import generate  # noqa: E402
 import minimal  # noqa: E402
+from lars_naive import evaluate  # noqa: E402
 
 from rsp.engine import Engine  # noqa: E402
 from rsp.io.atoms import read_atom_stream  # noqa: E402
 from rsp.lars import load  # noqa: E402
-from rsp.lars.naive import evaluate  # noqa: E402
 
 
 def _engine_counts(case) -> list[tuple[int, int]]:

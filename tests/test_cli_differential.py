@@ -33,7 +33,7 @@ from query_golden import (
 )
 
 from rsp.cli import main
-from rsp.query.parser import parse_query
+from rsp.query.syntax.parser import parse_query
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = {f"one/{name}": text for name, text in qd.ONE_STREAM.items()} | {

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from rsp.errors import QuerySyntaxError
-from rsp.query.expr import compile_filter
-from rsp.query.parser import parse_queries
-from rsp.query.text import expr_text
-from rsp.query.translate import translate
+from rsp.query.answers.expr import compile_filter
+from rsp.query.syntax.parser import parse_queries
+from rsp.query.syntax.text import expr_text
+from rsp.query.translation.translate import translate
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 ALL = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/*.rq"))

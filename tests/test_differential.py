@@ -7,13 +7,13 @@ import pytest
 from fuzzing import examples, saved_on_failure
 from golden_cases import GOLDEN, case_names
 from hypothesis import given, settings
+from lars_naive import evaluate
 from lars_strategies import cases
 
-from rsp.engine import Engine
+from rsp.engine import Engine, run
 from rsp.io.atoms import read_atom_lines, read_atom_stream
-from rsp.lars import load, parse, run
+from rsp.lars import load, parse
 from rsp.lars.model import format_atom
-from rsp.lars.naive import evaluate
 
 
 def _check(program, stream) -> None:

@@ -19,7 +19,7 @@ REPORT = """<?xml version="1.0" encoding="utf-8"?>
 <testcase classname="tests.test_spark" name="test_b" time="4.25"/>
 <testcase classname="tests.test_naive" name="test_c" time="2.0"/>
 <testcase classname="tests.test_spark.TestSomething" name="test_d" time="0.25"/>
-<testcase classname="rsp.query.values" name="rsp.query.values.term_value" time="0.05"/>
+<testcase classname="rsp.query.answers.values" name="rsp.query.answers.values.term_value" time="0.05"/>
 <testcase classname="tests.gone_file" name="test_e" time="9"/>
 </testsuite></testsuites>
 """
@@ -30,7 +30,7 @@ def test_a_report_gives_each_files_seconds_longest_first(tmp_path: Path) -> None
     report.write_text(REPORT, encoding="utf-8")
     found = durations.durations(report)
     assert list(found.items()) == [("tests/test_spark.py", 4.5), ("tests/test_naive.py", 3.5),
-                                   ("rsp/query/values.py", 0.1)]  # fmt: skip
+                                   ("rsp/query/answers/values.py", 0.1)]  # fmt: skip
     assert durations.source_file("tests.gone_file") is None
 
 

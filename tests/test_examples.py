@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 import query_oracle
+from lars_naive import evaluate
 
 from rsp.background import load_ontology
 from rsp.cli import main
 from rsp.io.atoms import read_atom_stream
 from rsp.io.ntriples import parse_line
 from rsp.lars import load
-from rsp.lars.naive import evaluate
-from rsp.query.parser import parse_query
+from rsp.query.syntax.parser import parse_query
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

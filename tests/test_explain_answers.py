@@ -12,6 +12,7 @@ import pytest
 from golden_cases import GOLDEN, case_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lars_naive import evaluate_sets
 
 from rsp.cli import main
 from rsp.engine import Engine as LarsEngine
@@ -19,9 +20,8 @@ from rsp.io.atoms import AtomStream, read_atom_stream
 from rsp.io.ntriples import read_triple_file
 from rsp.lars import check, load
 from rsp.lars.model import Atom, Head, Program, Rule
-from rsp.lars.naive import evaluate_sets
-from rsp.query import ast
-from rsp.query.algebra import ExpressionCache, Instant, construct
+from rsp.query.answers.algebra import ExpressionCache, Instant, construct
+from rsp.query.syntax import ast
 from rsp.runtime import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -378,7 +378,7 @@ def test_static_triples_the_ontology_entails_are_explained_by_their_w3c_rule() -
     """An answer resting on a type the ontology gives (r102 is a MeetingRoom, hence a Room) shows the
     background rule that derived it when the static data was closed, with its static premises; running
     that rule over those premises derives the triple again."""
-    from rsp.query.explain import Kind
+    from rsp.query.answers.explain import Kind
 
     building = ROOT / "examples" / "building"
     engine = Engine(entailment="rdfs", explain=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from golden_cases import GOLDEN, case_names, expected
 
+from rsp.engine import run
 from rsp.io.atoms import read_atom_stream
-from rsp.lars import load, run
+from rsp.lars import load
 
 
 @pytest.mark.parametrize("impossible", [True, False], ids=["impossible-on", "impossible-off"])
@@ -20,7 +21,7 @@ def test_engine_matches_golden(name: str, impossible: bool) -> None:
 
 @pytest.mark.parametrize("name", case_names())
 def test_naive_matches_golden(name: str) -> None:
-    from rsp.lars.naive import evaluate
+    from lars_naive import evaluate
 
     program = load(GOLDEN / name / "program.lars")
     stream = read_atom_stream(GOLDEN / name / "stream.txt")

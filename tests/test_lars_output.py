@@ -1,4 +1,4 @@
-"""``rsp lars`` output kept from what changed (rsp/io/lars_output.py) against the output recomputed from
+"""``rsp lars`` output kept from what changed (rsp/engine/output.py) against the output recomputed from
 scratch: every line equal to the sorted, JSON-encoded answer of the naive evaluator (the reference
 written from the definitions), on the golden cases, fixed corner cases and generated programs."""
 
@@ -11,17 +11,17 @@ from fuzzing import examples, saved_on_failure
 from golden_cases import GOLDEN, case_names, expected
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lars_naive import evaluate
 from lars_strategies import cases
 from test_differential import golden_case
 
-import rsp.io.lars_output as lars_output
+import rsp.engine.output as lars_output
 from rsp.cli import main
 from rsp.engine import Engine
+from rsp.engine.output import AtomLines, SortedTexts
 from rsp.io.atoms import read_atom_lines
-from rsp.io.lars_output import AtomLines, SortedTexts
 from rsp.lars import parse
 from rsp.lars.model import format_atom
-from rsp.lars.naive import evaluate
 
 
 def _reference_jsonl(t: int, atoms: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""Answers maintained from the engine's changes (rsp/query/maintained.py) against recomputation: at
+"""Answers maintained from the engine's changes (rsp/query/answers/maintained.py) against recomputation: at
 every instant, RSTREAM equal to re-materialising the window (tests/query_oracle.py), ISTREAM/DSTREAM
 equal to the multiset differences of consecutive re-materialised answers (their definition), and the
 maintained answer equal to rsp's own evaluation from the window (the algebra path), over streams with
@@ -139,7 +139,7 @@ def check(name: str, elements, regime: str, policy: str) -> None:
     for (time, got), (_, expected) in zip(ours, reference, strict=True):
         assert _bag(got) == _bag(expected), f"at {time}"
     _, recomputed = _rsp(text, elements, regime, maintained=False)
-    assert ours == recomputed  # the same answers in the same order (rsp/query/order.py)
+    assert ours == recomputed  # the same answers in the same order (rsp/query/answers/order.py)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -1,6 +1,6 @@
 """OPTIONAL, MINUS, (NOT) EXISTS, FILTERs and GROUP BY aggregates maintained from the engine's changes
-(rsp/query/maintained_ops.py) against recomputation: at every instant the maintained answer equals
-rsp's evaluation of the whole window by the algebra (rsp/query/algebra.py) and re-materialising the
+(rsp/query/answers/maintained_ops.py) against recomputation: at every instant the maintained answer equals
+rsp's evaluation of the whole window by the algebra (rsp/query/answers/algebra.py) and re-materialising the
 window with rdflib (tests/query_oracle.py), under RSTREAM, ISTREAM and DSTREAM, over streams with
 insertions and expirations whose values mix integers, decimals, doubles, floats, numbers written two
 ways ("1" and "01": one value, two terms, two GROUP BY keys), strings and IRIs (errors in SUM/AVG).
@@ -21,7 +21,7 @@ from query_golden import GOLDEN_QUERIES, case_files
 from test_maintained_answers import POLICIES, _policy_reference, _rsp, _with_policy
 from test_query_differential import ABOUT, EX, STREAM, _bag, oracle_answers, q
 
-from rsp.query.maintained_ops import MaintainedOps
+from rsp.query.answers.maintained_ops import MaintainedOps
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 VALUES = [
@@ -117,7 +117,7 @@ def maintained_vs_recomputed(text: str, elements, policy: str) -> list:
     _, recomputed = _rsp(text, elements, "none", maintained=False)
     assert [t for t, _ in ours] == [t for t, _ in recomputed]
     for (time, got), (_, expected) in zip(ours, recomputed, strict=True):
-        assert _raw(got) == _raw(expected), f"at {time}"  # in the same order (rsp/query/order.py)
+        assert _raw(got) == _raw(expected), f"at {time}"  # in the same order (rsp/query/answers/order.py)
     return ours
 
 

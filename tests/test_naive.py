@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from fuzzing import examples
 from hypothesis import given, settings
+from lars_naive import evaluate, evaluate_sets
 
 from rsp.io.atoms import AtomStream, read_atom_lines
 from rsp.lars import parse
-from rsp.lars.naive import evaluate, evaluate_sets
 from tests.lars_strategies import cases, programs, streams
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from rsp.background.vocab import RDF_TYPE
 from rsp.errors import RspError
-from rsp.query.parser import parse_query
-from rsp.query.partition import partition_plan
+from rsp.query.syntax.parser import parse_query
+from rsp.query.translation.partition import partition_plan
 from rsp.runtime import Engine
 
 HEAD = "REGISTER QUERY Q AS\nPREFIX ex: <http://ex.org/>\n"

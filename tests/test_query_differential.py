@@ -25,7 +25,7 @@ from query_golden import (
 )
 
 from rsp.background import load_ontology
-from rsp.query.parser import parse_query
+from rsp.query.syntax.parser import parse_query
 from rsp.runtime import Engine
 
 ONTOLOGY_PATH = "ontologies/transport.ttl"

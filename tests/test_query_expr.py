@@ -1,7 +1,7 @@
 """Expressions and aggregates, differentially against rdflib's SPARQL engine.
 
-Every case is built as an ``rsp.query.ast`` expression, printed as SPARQL for rdflib and compiled by
-``rsp.query.expr``; results compare as N-Triples text, numbers in their XSD canonical form on both sides
+Every case is built as an ``rsp.query.syntax.ast`` expression, printed as SPARQL for rdflib and compiled by
+``rsp.query.answers.expr``; results compare as N-Triples text, numbers in their XSD canonical form on both sides
 (rdflib writes computed numbers its own way, ``"55.0"`` for a double; rsp writes ``"5.5E1"``: the lexical
 forms rsp computes are checked by hand in :func:`test_computed_numbers_are_canonical`). Where rdflib
 departs from SPARQL 1.1 the case is listed in ``RDFLIB_DEVIATIONS`` (or a dedicated test) with the reason
@@ -24,9 +24,8 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.term import Variable
 
-from rsp.query.aggregates import compile_aggregate, order_key
-from rsp.query.ast import Aggregate, BinaryOp, FunctionCall, InList, UnaryOp, Var
-from rsp.query.expr import (
+from rsp.query.answers.aggregates import compile_aggregate, order_key
+from rsp.query.answers.expr import (
     NUM,
     RANK_TYPES,
     Value,
@@ -36,6 +35,7 @@ from rsp.query.expr import (
     format_number,
     term_value,
 )
+from rsp.query.syntax.ast import Aggregate, BinaryOp, FunctionCall, InList, UnaryOp, Var
 
 X = "http://www.w3.org/2001/XMLSchema#"
 A, B = Var("a"), Var("b")
@@ -472,7 +472,7 @@ def test_filter_is_the_effective_boolean_value():
 
 
 def test_exists_calls_back():
-    from rsp.query.ast import Exists, Group
+    from rsp.query.syntax.ast import Exists, Group
 
     node = Exists(Group(()))
     seen = []

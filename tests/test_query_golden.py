@@ -23,9 +23,9 @@ from query_golden import (
 )
 
 from rsp.cli import main
-from rsp.query.ast import Select
-from rsp.query.parser import parse_query
-from rsp.query.validate import select_vars
+from rsp.query.syntax.ast import Select
+from rsp.query.syntax.parser import parse_query
+from rsp.query.syntax.validate import select_vars
 
 
 def _expected(folder: Path) -> list[dict]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rsp.errors import Position, QuerySyntaxError
-from rsp.query.ast import (
+from rsp.query.syntax.ast import (
     BGP,
     Aggregate,
     Ask,
@@ -38,8 +38,8 @@ from rsp.query.ast import (
     WindowBlock,
     WindowOp,
 )
-from rsp.query.parser import parse_and_validate, parse_duration, parse_query, parse_query_file
-from rsp.query.validate import validate
+from rsp.query.syntax.parser import parse_and_validate, parse_duration, parse_query, parse_query_file
+from rsp.query.syntax.validate import validate
 
 CSRBENCH = Path(__file__).resolve().parent / "data" / "csrbench" / "queries"
 SAMPLES = Path(__file__).parent / "queries"
@@ -898,7 +898,7 @@ def test_warnings() -> None:
 
 
 def test_validate_without_source_points_at_the_select_clause() -> None:
-    from rsp.query.parser import parse_query_unchecked
+    from rsp.query.syntax.parser import parse_query_unchecked
 
     query = parse_query_unchecked(f"REGISTER QUERY Q AS\nSELECT ?x {STREAM} WHERE {{ ?y ?p ?o }}")
     assert validate(query) == [

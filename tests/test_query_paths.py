@@ -103,8 +103,8 @@ def test_inverse_negated_property_sets() -> None:
     """``!^q`` and ``!(p|^q)``, checked by hand (rdflib 7 cannot evaluate an inverse in a negated set):
     over a p b, b q c, c p a, ``?s !^q ?o`` takes the triples o P s with P ≠ q, and ``!(p|^q)`` adds the
     triples s P o with P ≠ p."""
-    from rsp.query.ast import PathInverse, PathNegated, PathPattern, Var
-    from rsp.query.paths import GraphIndex, solutions
+    from rsp.query.answers.paths import GraphIndex, solutions
+    from rsp.query.syntax.ast import PathInverse, PathNegated, PathPattern, Var
 
     a, b, c, p, qq = "<x:a>", "<x:b>", "<x:c>", "<x:p>", "<x:q>"
     index = GraphIndex([(a, p, b), (b, qq, c), (c, p, a)])
@@ -153,7 +153,7 @@ def test_volatile_functions_give_new_values() -> None:
 
 def test_unknown_function_is_named() -> None:
     from rsp.errors import QuerySyntaxError
-    from rsp.query.parser import parse_query
+    from rsp.query.syntax.parser import parse_query
 
     with pytest.raises(QuerySyntaxError, match=r"<query>:6:32: unknown function foo\b"):
         parse_query(q("?v ex:speed ?sp FILTER(foo(?sp) > 1)"))

@@ -139,7 +139,7 @@ def test_a_task_of_rsps_session_imports_the_installed_pyspark(spark) -> None:
 
 
 def test_the_engine_hosts_modules_import_no_pyspark() -> None:
-    """Nor rdflib: the job they unpickle names rsp.query.partition, which takes a constant of
+    """Nor rdflib: the job they unpickle names rsp.query.translation.partition, which takes a constant of
     rsp.background (whose ontology module, imported when first asked for, imports rdflib)."""
     code = (
         "import sys, rsp.spark, rsp.spark.daemon, rsp.spark.hosts, rsp.spark.partitioned; "

@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
 
-from rsp.query.partition import KeyPlan  # noqa: E402
+from rsp.query.translation.partition import KeyPlan  # noqa: E402
 from rsp.spark import resident, resident_driver  # noqa: E402
 from rsp.spark.hashing import partition_of  # noqa: E402
-from rsp.spark.partitioned import Job  # noqa: E402
+from rsp.spark.resident import Job  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
 pytestmark = [pytest.mark.spark]

@@ -2,7 +2,7 @@
 
 * the key each line gets (:func:`rsp.spark.resident.keyed_lines`, Arrow's parse and key in the tasks;
   for the lines the pattern did not take, rsp's parser in every partition's step,
-  :func:`rsp.spark.resident.recheck_rows`) equals :meth:`rsp.query.partition.KeyPlan.key` of the triple
+  :func:`rsp.spark.resident.recheck_rows`) equals :meth:`rsp.query.translation.partition.KeyPlan.key` of the triple
   rsp's N-Triples parser reads, on generated plans and lines (one local SparkSession), and a partition
   keeps exactly the keys Spark's hash partitioning gives it (:mod:`rsp.spark.hashing` against Spark's
   ``pmod(hash(key), n)`` on generated strings);
@@ -44,10 +44,11 @@ pa = pytest.importorskip("pyarrow")
 from pyspark.sql import functions as F  # noqa: E402
 
 from rsp.errors import RspError  # noqa: E402
-from rsp.query.partition import RDF_TYPE, KeyPlan  # noqa: E402
+from rsp.query.translation.partition import RDF_TYPE, KeyPlan  # noqa: E402
 from rsp.spark import resident, resident_driver  # noqa: E402
 from rsp.spark.hashing import partition_of, partitions_of, spark_hash, spark_hashes  # noqa: E402
-from rsp.spark.partitioned import REJECT_KEY, Job  # noqa: E402
+from rsp.spark.partitioned import REJECT_KEY  # noqa: E402
+from rsp.spark.resident import Job  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
 pytestmark = [pytest.mark.spark]

@@ -32,7 +32,7 @@ from rsp.lars.model import format_atom  # noqa: E402
 from rsp.lars.partition import partition_keys  # noqa: E402
 from rsp.spark import resident, resident_programs  # noqa: E402
 from rsp.spark.hashing import partition_of  # noqa: E402
-from rsp.spark.partitioned import ProgramJob  # noqa: E402
+from rsp.spark.resident_programs import ProgramJob  # noqa: E402
 
 pytest_plugins = ["spark_conftest"]
 pytestmark = [pytest.mark.spark]

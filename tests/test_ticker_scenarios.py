@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from asp_reference import answer_streams as reference
+from lars_naive import evaluate
 
 from rsp.asp import answer_streams, load
 from rsp.io.atoms import AtomStream, read_atom_lines, read_atom_stream
 from rsp.lars import load as load_stratified
-from rsp.lars.naive import evaluate
 from rsp.lars.parser import parse_program
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -24,7 +24,7 @@ How an entry runs (``Engine(entailment="rdfs")``):
 
 Result: all 35 RDFS-regime entries pass. Five of them (rdfs05, rdfs11, paper-sparqldl-Q1-rdfs,
 sparqldl-02, sparqldl-03) need a reflexive ``c rdfs:subClassOf c`` (rdfs10) or ``p rdfs:subPropertyOf p``
-(rdfs6), which rsp produces for queries whose patterns can match them (rsp/query/reflexive.py).
+(rdfs6), which rsp produces for queries whose patterns can match them (rsp/query/translation/reflexive.py).
 A known failure would go in :data:`KNOWN_FAILURES` with its reason, as a strict xfail.
 """
 

@@ -304,7 +304,19 @@ def architecture(out: Path) -> Path:
     return _save(fig, out, "architecture.svg")
 
 
-FIGURES = (window_instants, window_kinds, slots_box_at, lars_operators, horizons, architecture)
+def packages(out: Path) -> Path:
+    """The packages in their layers (docs/figures/packages.py: the data of docs/architecture.md's table)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("packages", Path(__file__).with_name("packages.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    path = out / "packages.svg"
+    path.write_text(module.svg(), encoding="utf-8")
+    return path
+
+
+FIGURES = (window_instants, window_kinds, slots_box_at, lars_operators, horizons, architecture, packages)
 
 
 def make_all(out: Path) -> list[Path]:

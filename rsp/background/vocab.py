@@ -6,11 +6,13 @@ names of the rule tables (``rdfs:subClassOf``) into those terms.
 
 from __future__ import annotations
 
+from rsp.io.terms import XSD
+
 PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
     "owl": "http://www.w3.org/2002/07/owl#",
-    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "xsd": XSD,
 }
 
 

@@ -117,7 +117,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     short = lars_shortener(program) if args.format == "text" else None
     lines = None
     if args.format in ("jsonl", "text") and not args.explain:
-        from rsp.io.lars_output import AtomLines
+        from rsp.engine.output import AtomLines
 
         text_of = (lambda p, a: short_atom(short, p, a)) if short else format_atom
         lines = AtomLines(engine, args.format, text_of)
@@ -140,7 +140,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 write(f'{{"time": {t}, "count": {engine.count()}}}\n')
             elif explain:
                 write_explained_atoms(engine, t, fmt, write)
-            else:  # each atom's text made once while it holds (rsp/io/lars_output.py)
+            else:  # each atom's text made once while it holds (rsp/engine/output.py)
                 write(lines.line(t))
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)

@@ -124,8 +124,8 @@ def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
 def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
     from rsp.cli.common import open_query
-    from rsp.query.partition import partition_plan
-    from rsp.spark.partitioned import Job
+    from rsp.query.translation.partition import partition_plan
+    from rsp.spark.resident import Job
     from rsp.spark.resident_driver import ResidentMerger
 
     checkpoint = _checkpoint(args, "query --partition-by", out)
@@ -202,8 +202,7 @@ def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Sour
     (:mod:`rsp.spark.resident_programs`)."""
     from rsp.lars import load
     from rsp.lars.partition import partition_keys
-    from rsp.spark.partitioned import ProgramJob
-    from rsp.spark.resident_programs import ResidentProgramMerger
+    from rsp.spark.resident_programs import ProgramJob, ResidentProgramMerger
 
     checkpoint = _checkpoint(args, "lars --partition-by", out)
     program = load(args.program)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from rsp.io.terms import XSD
+
 _INTEGER_TYPES = (
     "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger", "negativeInteger",
     "nonPositiveInteger", "unsignedInt", "unsignedLong", "unsignedShort", "unsignedByte",

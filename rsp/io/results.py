@@ -29,9 +29,7 @@ from rsp.errors import RspError
 from rsp.io.ntriples import as_triple
 from rsp.io.solution_text import SharedSolution as SharedSolution  # made by rsp/query/maintained*.py
 from rsp.io.solution_text import SolutionTexts
-from rsp.io.terms import as_term, decode_term
-
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from rsp.io.terms import XSD, as_term, decode_term
 
 Term = str
 """An RDF term in N-Triples syntax."""
@@ -45,7 +43,7 @@ class Result:
     N-Triples lines, or ``(s, p, o)`` tuples) or the answer of an ASK (``boolean``); exactly one of the
     three is set. A value: made when the instant closes, never changed afterwards, whoever holds it and
     however late it is written (with ``--explain``, :func:`dataclasses.replace` gives a copy with its
-    ``explanations``, one per distinct answer: see :mod:`rsp.query.explain`)."""
+    ``explanations``, one per distinct answer: see :mod:`rsp.query.answers.explain`)."""
 
     query: str
     time: int

@@ -14,7 +14,8 @@ T = TypeVar("T")
 
 class SharedSolution(dict):
     """A solution an engine keeps unchanged while it is an answer and hands out at every instant
-    (rsp/query/maintained.py): writers may keep its text from one instant to the next. Never change one."""
+    (rsp/query/answers/maintained.py): writers may keep its text from one instant to the next. Never change
+    one."""
 
     __slots__ = ()
 
@@ -22,7 +23,8 @@ class SharedSolution(dict):
 class KeptAnswer(list):
     """A whole answer (its solutions, in order) an engine keeps between instants, whose texts it keeps
     too: ``source.kept_texts(key, make)`` gives ``make(row)`` for every row of the answer the source
-    holds *now*, in order, at the cost of what changed since the last instant (rsp/query/maintained.py).
+    holds *now*, in order, at the cost of what changed since the last instant
+    (rsp/query/answers/maintained.py).
     The list itself is the answer of its own instant and never changes; its source's texts serve it
     only while the source still holds that answer (``source.version()`` is still ``version``): formatted
     after a later instant closed, it is written from its own rows. Pickled as a list."""

@@ -109,6 +109,7 @@ def as_term(value: object) -> str:
 
 
 def unescape(text: str) -> str:
+    """The text of an IRI or literal body with its N-Triples escapes (``\\t``, ``\\u00e9`` …) decoded."""
     if "\\" not in text:
         return text
 

@@ -1,33 +1,23 @@
-"""LARS programs: the rule model, the ``.lars`` syntax, the checking passes and the public API.
+"""LARS programs: the rule model, the ``.lars`` syntax, the checking passes and the public API (the
+incremental engine that runs them is :mod:`rsp.engine`, with :func:`rsp.engine.run`).
 
->>> from rsp.lars import parse, run
->>> prog = parse("q(X) :- [2] <> p(X).")
->>> for t, atoms in run(prog, [(0, "p", ("a",)), (4, "p", ("b",))]):
-...     print(t, atoms)
-0 ['q(a)']
-1 ['q(a)']
-2 ['q(a)']
-3 []
-4 ['q(b)']
+>>> from rsp.lars import parse
+>>> print(parse("q(X) :- [2] <> p(X)."))
+q(X) :- [2] <> p(X).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rsp.errors import Position, ProgramError
-from rsp.lars.model import Program, Sig, format_atom
+from rsp.lars.model import Program, Sig
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
 from rsp.lars.windows import check_windows
 
-if TYPE_CHECKING:
-    from rsp.io.atoms import AtomStream
-
-__all__ = ["CheckedProgram", "check", "parse", "load", "run"]
+__all__ = ["CheckedProgram", "check", "parse", "load"]
 
 
 @dataclass(frozen=True)
@@ -87,30 +77,3 @@ def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
     if cache:
         program_cache.put(source, text, program)
     return program
-
-
-def _as_stream(stream):
-    from rsp.io.atoms import AtomStream
-
-    return stream if isinstance(stream, AtomStream) else AtomStream.from_elements(stream)
-
-
-def run(
-    program: CheckedProgram | Program | str,
-    stream: AtomStream | Iterable[tuple[int, str, tuple]],
-    *,
-    impossible: bool = True,
-) -> Iterator[tuple[int, list[str]]]:
-    """Evaluate ``program`` over ``stream``; yield (t, sorted output atoms) for every time point.
-
-    ``impossible`` switches Laser2's impossible-derivation technique on or off (results are equal).
-    """
-    from rsp.engine import Engine
-
-    if isinstance(program, str):
-        program = parse(program)
-    elif isinstance(program, Program):
-        program = check(program)
-    engine = Engine(program, impossible=impossible)
-    for t in engine.run(_as_stream(stream)):
-        yield t, sorted(format_atom(p, a) for p, a in engine.output())

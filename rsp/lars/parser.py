@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer, UnexpectedInput, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from rsp.errors import Position, ProgramError, end_position
+from rsp.errors import Position
+from rsp.lark_errors import SemanticError, syntax_error, transform
 from rsp.lars.model import (
     Atom,
     BinOp,
@@ -59,13 +59,6 @@ def _parser() -> Lark:
     )
 
 
-class _SemanticError(Exception):
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-
-
 def _unescape(text: str) -> str:
     return text
 
@@ -92,7 +85,7 @@ class _ToModel(Transformer):
         tok: Token = children[0]
         prefix, _, local = str(tok).partition(":")
         if prefix not in self.prefixes:
-            raise _SemanticError(
+            raise SemanticError(
                 f"undeclared prefix '{prefix}:' (declare it with @prefix {prefix}: <…> .)",
                 tok.line,
                 tok.column,
@@ -146,7 +139,7 @@ class _ToModel(Transformer):
         window, operator, atom = children
         op, time = operator if operator is not None else (Op.PLAIN, None)
         if op in (Op.DIAMOND, Op.BOX) and window is None:
-            raise _SemanticError(
+            raise SemanticError(
                 f"'{op.value}' needs a window in front of it, e.g. [10] {op.value}", meta.line, meta.column
             )
         return ExtAtom(atom, op, window, time)
@@ -191,15 +184,6 @@ class _ToModel(Transformer):
         return [c for c in children if c is not None]
 
 
-def _describe_expected(expected: set[str]) -> str:
-    names = sorted({_TOKEN_NAMES.get(e, e.strip("_").lower() if e.isupper() else repr(e)) for e in expected})
-    if not names:
-        return ""
-    if len(names) > 6:
-        names = names[:6] + ["…"]
-    return "; expected " + ", ".join(names)
-
-
 def parse_program(text: str, source: str = "<string>") -> Program:
     """Parse ``.lars`` text into a :class:`Program` (no checks beyond syntax; see :func:`rsp.lars.load`).
 
@@ -209,32 +193,8 @@ def parse_program(text: str, source: str = "<string>") -> Program:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as err:
-        raise _syntax_error(err, text, source) from None
+        hint = " (is a '.' missing?)"
+        raise syntax_error(err, text, source, _TOKEN_NAMES, end_hint=hint, lower=True) from None
     transformer = _ToModel(source)
-    try:
-        rules = transformer.transform(tree)
-    except VisitError as err:
-        inner = err.orig_exc
-        if isinstance(inner, _SemanticError):
-            raise ProgramError(str(inner), Position(source, inner.line, inner.column)) from None
-        raise
+    rules = transform(transformer, tree, source)
     return Program(tuple(rules), tuple(transformer.prefixes.items()), source)
-
-
-def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
-    line, column = err.line, err.column
-    if isinstance(err, UnexpectedCharacters):
-        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-        message = f"unexpected character {char!r}{_describe_expected(set(err.allowed or ()))}"
-    elif isinstance(err, UnexpectedEOF):
-        line, column = end_position(text.removesuffix("\n").removesuffix("\r"))
-        message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
-    elif isinstance(err, UnexpectedToken):
-        if err.token.type == "$END":
-            line, column = end_position(text.rstrip("\n"))
-            message = f"unexpected end of input{_describe_expected(set(err.expected))} (is a '.' missing?)"
-        else:
-            message = f"unexpected {err.token!s:.40}{_describe_expected(set(err.expected))}"
-    else:  # pragma: no cover - lark has no other subclasses
-        message = str(err)
-    return ProgramError(message, Position(source, line, column))

@@ -8,9 +8,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from lark import Lark, Transformer, UnexpectedInput, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
-from rsp.errors import Position, ProgramError, end_position
+from rsp.errors import Position, ProgramError
+from rsp.lark_errors import SemanticError, syntax_error, transform
 from rsp.mtl.intervals import make, number
 from rsp.mtl.model import Atom, Binary, Origin, Program, Rule, Unary, Var
 
@@ -39,12 +39,6 @@ def _parser() -> Lark:
     )
 
 
-class _SemanticError(Exception):
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.line, self.column = line, column
-
-
 class _ToModel(Transformer):
     """Builds model objects from the parse tree and nothing else."""
 
@@ -60,7 +54,7 @@ class _ToModel(Transformer):
         left, lo, hi, right = children
         iv = make(lo, hi, str(left) == "[", str(right) == "]")
         if lo == -float("inf") or lo < 0 or iv is None:
-            raise _SemanticError(
+            raise SemanticError(
                 f"bad interval {left}{lo},{hi}{right}: operator intervals are non-empty, with bounds "
                 "0 ≤ a ≤ b (b may be inf)",
                 meta.line,
@@ -102,15 +96,6 @@ class _ToModel(Transformer):
         return list(children)
 
 
-def _describe_expected(expected) -> str:
-    names = sorted({_TOKEN_NAMES.get(e, repr(e)) for e in expected})
-    if not names:
-        return ""
-    if len(names) > 6:
-        names = names[:6] + ["…"]
-    return "; expected " + ", ".join(names)
-
-
 def parse_program(text: str, source: str = "<string>") -> Program:
     """Parse MeTeoR rule text into a :class:`Program` (syntax only; see :func:`rsp.mtl.parse`).
 
@@ -124,29 +109,6 @@ def parse_program(text: str, source: str = "<string>") -> Program:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as err:
-        raise _syntax_error(err, text, source) from None
-    try:
-        rules = _ToModel(source).transform(tree)
-    except VisitError as err:
-        inner = err.orig_exc
-        if isinstance(inner, _SemanticError):
-            raise ProgramError(str(inner), Position(source, inner.line, inner.column)) from None
-        raise
+        raise syntax_error(err, text, source, _TOKEN_NAMES, quote_token=True) from None
+    rules = transform(_ToModel(source), tree, source)
     return Program(tuple(rules), source)
-
-
-def _syntax_error(err: UnexpectedInput, text: str, source: str) -> ProgramError:
-    line, column = err.line, err.column
-    if isinstance(err, UnexpectedCharacters):
-        char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-        message = f"unexpected character {char!r}{_describe_expected(set(err.allowed or ()))}"
-    elif isinstance(err, (UnexpectedEOF, UnexpectedToken)) and (
-        isinstance(err, UnexpectedEOF) or err.token.type == "$END"
-    ):
-        line, column = end_position(text.rstrip("\n"))
-        message = f"unexpected end of input{_describe_expected(set(err.expected))}"
-    elif isinstance(err, UnexpectedToken):
-        message = f"unexpected {str(err.token)!r:.40}{_describe_expected(set(err.expected))}"
-    else:  # pragma: no cover - lark has no other subclasses
-        message = str(err)
-    return ProgramError(message, Position(source, line, column))

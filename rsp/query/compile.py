@@ -1,8 +1,9 @@
 """The compile pipeline of a continuous query, one pass after the other: parse and validate
-(:mod:`rsp.query.parser`, :mod:`rsp.query.validate`), translate to LARS rules (:mod:`rsp.query.translate`),
-add the entailment regime's background rules and the static graphs (:mod:`rsp.background`,
-:func:`add_background`), and check the program (:func:`rsp.lars.check`: safety, strata). The runtime
-(:mod:`rsp.runtime`) receives the :class:`CompiledQuery` and runs it; nothing here runs a query.
+(:mod:`rsp.query.syntax.parser`, :mod:`rsp.query.syntax.validate`), translate to LARS rules
+(:mod:`rsp.query.translation.translate`), add the entailment regime's background rules and the static
+graphs (:mod:`rsp.background`, :func:`add_background`), and check the program (:func:`rsp.lars.check`:
+safety, strata). The runtime (:mod:`rsp.runtime`) receives the :class:`CompiledQuery` and runs it;
+nothing here runs a query.
 
 >>> compiled = compile_text('''REGISTER QUERY Q AS SELECT ?s
 ...     FROM STREAM <http://ex.org/s> [RANGE 2s STEP 1s] WHERE { ?s a <http://ex.org/C> }''')
@@ -20,7 +21,7 @@ from pathlib import Path
 from rsp.errors import Position, RspError
 from rsp.lars import check
 from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
-from rsp.query import ast
+from rsp.query.syntax import ast
 
 Triple = tuple[str, str, str]
 GraphLoader = Callable[[str, str], list[Triple]]
@@ -36,7 +37,7 @@ class CompiledQuery:
     query: ast.Query
     warnings: tuple[str, ...]
     translation: object
-    """The translation (rsp.query.translate.Translation): patterns' tables, windows, slots."""
+    """The translation (rsp.query.translation.translate.Translation): patterns' tables, windows, slots."""
     program: object
     """The checked LARS program (rsp.lars.CheckedProgram)."""
     hidden: frozenset[str]
@@ -59,7 +60,7 @@ def compile_text(
     load_graph: GraphLoader | None = None,
 ) -> CompiledQuery:
     """Parse, validate and compile one query (a text with several: :func:`compile_all`)."""
-    from rsp.query.parser import parse_and_validate
+    from rsp.query.syntax.parser import parse_and_validate
 
     query, warnings = parse_and_validate(text, file, name)
     return compile_query(query, warnings, static=static, entailment=entailment, load_graph=load_graph)
@@ -75,7 +76,7 @@ def compile_all(
     load_graph: GraphLoader | None = None,
 ) -> list[CompiledQuery]:
     """Every query of ``text`` (several REGISTER statements, or one bare query), compiled."""
-    from rsp.query.parser import parse_all_and_validate
+    from rsp.query.syntax.parser import parse_all_and_validate
 
     return [
         compile_query(query, warnings, static=static, entailment=entailment, load_graph=load_graph)
@@ -93,9 +94,9 @@ def compile_query(
 ) -> CompiledQuery:
     """A validated query's translation to LARS with the background rules of ``entailment`` over the
     ``static`` triples and its FROM / FROM NAMED graphs (read by ``load_graph``), checked."""
-    from rsp.query.expr import compile_filter
-    from rsp.query.text import expr_text
-    from rsp.query.translate import translate
+    from rsp.query.answers.expr import compile_filter
+    from rsp.query.syntax.text import expr_text
+    from rsp.query.translation.translate import translate
 
     translation = translate(query, compile_filter, expr_text)
     load = load_graph or _no_graphs(query.file)
@@ -121,8 +122,8 @@ def add_background(query: ast.Query, translation, entailment: str, static: list[
     graph predicate (the window graph ``g``, GRAPH blocks, time slots) and the closed static graphs as
     facts. Returns (rules, facts, the regime's rules over ``g``, the closure of the static graph)."""
     from rsp.background import Regime, background_program
-    from rsp.query.reflexive import observes_reflexive, static_reflexive, stream_rules
-    from rsp.query.translate import slot_rule
+    from rsp.query.translation.reflexive import observes_reflexive, static_reflexive, stream_rules
+    from rsp.query.translation.translate import slot_rule
 
     regime = Regime(entailment)
     background = background_program(regime, static, pred="g")

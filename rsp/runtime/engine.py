@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rsp.errors import LateElementError, Position, RspError, StreamError
 from rsp.io.bnodes import Scopes
-from rsp.query import ast
+from rsp.query.syntax import ast
 from rsp.runtime.checks import checked_time, checked_times, checked_triples
 from rsp.runtime.handle import QueryHandle
 
@@ -86,7 +86,7 @@ class Engine:
         >>> print(query.warnings[1])
         <query>:1:31: warning: ?x is projected but the WHERE clause never binds it: it is always unbound
         """
-        from rsp.query.parser import parse_and_validate
+        from rsp.query.syntax.parser import parse_and_validate
 
         query, warnings = parse_and_validate(text, file, name)
         return self.register_compiled(self.compile(query, warnings, file))
@@ -94,7 +94,7 @@ class Engine:
     def register_all(self, text: str, file: str = "<query>", name: str | None = None) -> list[QueryHandle]:
         """Register every query of ``text`` (several REGISTER statements, or one bare query); each has its
         own results, told apart by their ``query`` field, and its own :attr:`~QueryHandle.warnings`."""
-        from rsp.query.parser import parse_all_and_validate
+        from rsp.query.syntax.parser import parse_all_and_validate
 
         pairs = parse_all_and_validate(text, file, name)
         taken = {handle.name for handle in self.queries}

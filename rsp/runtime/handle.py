@@ -1,6 +1,6 @@
 """A registered query at run time (:class:`QueryHandle`): the stream elements it is given wait in their
 time slots until the instant that reads them closes; then the LARS engine steps to it, the query's
-answer is computed (kept from the engine's changes where the query allows it, rsp/query/maintained.py)
+answer is computed (kept from the engine's changes where the query allows it, rsp/query/answers/maintained.py)
 and handed to the subscribers as a :class:`rsp.io.results.Result`, a value."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from rsp.errors import RspError
 from rsp.io.results import Result
 from rsp.lars.model import Rule
-from rsp.query import ast
-from rsp.query.algebra import Compiled, ExpressionCache
-from rsp.query.context import EvalContext
+from rsp.query.answers.algebra import Compiled, ExpressionCache
+from rsp.query.answers.context import EvalContext
+from rsp.query.syntax import ast
 from rsp.runtime.clock import Clock
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class QueryHandle:
         """The longest RANGE of the query's windows (ms): how far back an instant can see."""
         self.variables = self._variables()
         self.keep = True
-        from rsp.query.maintained import MaintainedConstruct, MaintainedSelect, maintainable
+        from rsp.query.answers.maintained import MaintainedConstruct, MaintainedSelect, maintainable
 
         table = maintainable(query, translation)
         self.maintained = None
@@ -100,15 +100,16 @@ class QueryHandle:
                 self.maintained = MaintainedSelect(lars_engine, table, query.form, arity, whole=whole)
             else:
                 self.maintained = MaintainedConstruct(lars_engine, table, query.form, arity)
-        else:  # OPTIONAL/MINUS/NOT EXISTS blocks, GROUP BY aggregates: rsp/query/maintained_ops.py
-            from rsp.query.maintained_ops import maintained_select
+        else:  # OPTIONAL/MINUS/NOT EXISTS blocks, GROUP BY aggregates: rsp/query/answers/maintained_ops.py
+            from rsp.query.answers.maintained_ops import maintained_select
 
             self.maintained = maintained_select(lars_engine, query, translation, self._arity)
-        """The answer kept from the engine's changes (rsp/query/maintained.py), when the query allows it."""
+        """The answer kept from the engine's changes (rsp/query/answers/maintained.py), when the query
+        allows it."""
         self._pattern_solutions: dict = {}  # pattern predicate -> PatternSolutions (the other queries)
         # with Engine(explain=True), or for f:timestamp: each stream element's own times (ms) while a time
         # window can hold it
-        from rsp.query.builtins import TIMESTAMP, calls
+        from rsp.query.syntax.ast import TIMESTAMP, calls
 
         self._timestamps = calls(query, TIMESTAMP)
         keep = explain or self._timestamps
@@ -130,7 +131,7 @@ class QueryHandle:
         """A SELECT's result variables: its projection, or for ``SELECT *`` the in-scope variables of
         WHERE (SPARQL 1.1 §18.2.1: BIND and VALUES variables, a sub-SELECT's projection, both sides of
         OPTIONAL and UNION, not MINUS or FILTER EXISTS) in the order they are first written."""
-        from rsp.query.validate import select_vars
+        from rsp.query.syntax.validate import select_vars
 
         form = self.query.form
         return tuple(select_vars(form)) if isinstance(form, ast.Select) else ()
@@ -301,7 +302,7 @@ class QueryHandle:
 
     def _element_time(self, triple: Triple) -> int | None:
         """f:timestamp at the last closed instant: the time of the latest element holding ``triple`` in
-        a window of the query (see rsp.query.builtins), or None."""
+        a window of the query (see rsp.query.answers.builtins), or None."""
         instant, streams, found = self.closed_until, self.translation.streams, []
         counts = {(iri, n): count for count, (iri, n) in self.translation.counts.items()}
         for window in self.query.windows:
@@ -370,20 +371,20 @@ class QueryHandle:
         """A pattern's solutions at the current instant, kept from its predicate's changes."""
         kept = self._pattern_solutions.get(table.pred)
         if kept is None:
-            from rsp.query.maintained import PatternSolutions
+            from rsp.query.answers.maintained import PatternSolutions
 
             kept = PatternSolutions(self.lars, table, self._arity[table.pred], self.slot)
             self._pattern_solutions[table.pred] = kept
         return kept.at(self.closed_until)
 
     def _emit(self, instant: int) -> None:
-        from rsp.query.algebra import Instant, construct
-        from rsp.query.order import in_answer_order
+        from rsp.query.answers.algebra import Instant, construct
+        from rsp.query.answers.order import in_answer_order
 
         algebra = Instant(self.translation, self.rows, self.compilers, self._expressions, self._solutions)
         form = self.query.form
         name, variables = self.name, self.variables
-        if self.maintained is not None:  # kept from the engine's changes: rsp/query/maintained.py
+        if self.maintained is not None:  # kept from the engine's changes: rsp/query/answers/maintained.py
             delta = self.maintained.update()
             policy = self.query.policy
             if policy is ast.OutputPolicy.RSTREAM:
@@ -394,7 +395,7 @@ class QueryHandle:
                 result = Result(name, instant, variables, bindings=answer)
             else:
                 result = Result(name, instant, variables, triples=answer)
-        elif isinstance(form, ast.Select):  # in the answer's order (rsp/query/order.py)
+        elif isinstance(form, ast.Select):  # in the answer's order (rsp/query/answers/order.py)
             bindings = algebra.select(form)
             modifiers = form.modifiers
             if not (modifiers.order_by or modifiers.limit is not None or modifiers.offset):
@@ -415,7 +416,7 @@ class QueryHandle:
     def explain(self, answer, time: int | None = None, *, limit: int | None = 10):
         """Why ``answer`` is an answer at the current instant (the last one closed: call this from a
         subscriber, or before pushing elements past the next instant): an
-        :class:`rsp.query.explain.Explanation` with the rules (and their origins) and the stream
+        :class:`rsp.query.answers.explain.Explanation` with the rules (and their origins) and the stream
         triples (with their timestamps in ms) that support it, or None if it is no answer now.
 
         ``answer`` is a solution (a dict as in ``result.bindings``), a CONSTRUCT triple (an N-Triples
@@ -437,7 +438,7 @@ class QueryHandle:
             <http://ex/r1> <http://ex/temp> "35"  [stream <http://ex/temps> @ 500 ms, window <query>:3:18]
             FILTER(?v > "30")  [?v = "35"]
         """
-        from rsp.query.explain import explain_answers
+        from rsp.query.answers.explain import explain_answers
 
         if time is not None and time != self.closed_until:
             raise RspError(
@@ -449,7 +450,7 @@ class QueryHandle:
     def explain_result(self, result: Result, *, limit: int | None = 10) -> list:
         """Explanations of every distinct answer of ``result`` (the current instant's), in order (a copy of
         the result that carries them: ``dataclasses.replace(result, explanations=…)``)."""
-        from rsp.query.explain import explain_answers
+        from rsp.query.answers.explain import explain_answers
 
         if result.bindings is not None:
             seen: dict[tuple, dict] = {}

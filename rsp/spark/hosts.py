@@ -9,7 +9,7 @@ partition tasks after the first micro-batch in ``benchmarks/spark.py`` runs on l
 task's worker is only a go-between: it sends the partition's rows
 (Arrow IPC) over a Unix socket to the partition's host, which runs :func:`rsp.spark.resident.run_step`
 on the engine it holds and sends the rows for the driver back. The first task of a partition on a
-machine starts its host (``python -m rsp.spark.hosts``, in a session of its own: it outlives the worker),
+machine starts its host (``python -m rsp.spark.host_main``, in a session of its own: it outlives the worker),
 unless the driver started it already (:func:`prestart`: a local master, the hosts come up while the
 JVM starts);
 a host serves one request at a time and exits after the run's last step, when the run's driver
@@ -24,7 +24,6 @@ The sockets are in ``$TMPDIR/rsp-engines-<user id>/<run>/`` (a folder only its u
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import socket
@@ -33,14 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
-
-from rsp import ENGINE_GC_THRESHOLDS
 
 _STARTED: list[subprocess.Popen] = []
 """The hosts this worker (or driver, :func:`prestart`) started."""
@@ -110,7 +106,7 @@ def _start(home: Path, partition: int, run: str, driver: tuple[str, int] | None 
     except OSError:  # another task starts it (or the folder went with a finished run)
         return
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    command = [sys.executable, "-m", "rsp.spark.hosts", str(home), str(partition), run]
+    command = [sys.executable, "-m", "rsp.spark.host_main", str(home), str(partition), run]
     command += [str(part) for part in driver or ()]
     with open(home / f"part-{partition}.log", "ab") as log:
         host = subprocess.Popen(  # noqa: S603 - our own interpreter and module
@@ -169,12 +165,10 @@ def _connect(run: str, partition: int) -> socket.socket | None:
         time.sleep(0.02)
 
 
-def step(job, step, partition: int, batches: Iterable[pa.RecordBatch]) -> pa.RecordBatch:
-    """One partition's part of a micro-batch (see :func:`rsp.spark.resident.run_step`), run by the
-    partition's host, or here when no host answers. The rows, once Spark handed them all to the
+def step(job, step, partition: int, batches: Iterable[pa.RecordBatch], run_step: Callable) -> pa.RecordBatch:
+    """One partition's part of a micro-batch (``run_step``: :func:`rsp.spark.resident.run_step`), run by
+    the partition's host, or here when no host answers. The rows, once Spark handed them all to the
     worker, go to the host as one Arrow IPC stream written straight to the socket (:func:`_write`)."""
-    from rsp.spark.resident import run_step
-
     received: list[pa.RecordBatch] = []
     if enabled():
         sock = _connect(step.run, partition)
@@ -267,82 +261,6 @@ def prestart(partitions: int, driver: tuple[str, int]) -> None:
 def prestarted() -> str | None:
     """The run :func:`prestart` started hosts for (taken once), else None."""
     return _PRESTARTED.pop() if _PRESTARTED else None
-
-
-def serve(home: Path, partition: int, run: str, driver: tuple[str, int] | None = None) -> None:
-    """The host's loop: one request at a time until the run's last step or ``RSP_SPARK_HOST_IDLE``
-    seconds without one."""
-    import rsp.runtime  # noqa: F401 - the engine, imported before the first step comes
-    from rsp.spark.resident import prepare, run_step
-
-    pa.array([0])  # pyarrow imports pandas at its first conversion of Python objects (≈ 0.2 s): now
-    # as the command line's engine: over ten micro-batches of the Spark benchmark, a host's collections
-    # took 0.15 s with Python's thresholds and 0.01-0.07 s with these
-    gc.set_threshold(*ENGINE_GC_THRESHOLDS)
-
-    path = home / f"part-{partition}.sock"
-    path.unlink(missing_ok=True)
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(8)
-    idle = float(os.environ.get("RSP_SPARK_HOST_IDLE", "120"))
-    server.settimeout(min(idle, 2.0))
-    since = time.monotonic()
-    try:
-        while True:
-            try:
-                sock, _ = server.accept()
-            except TimeoutError:
-                if time.monotonic() - since > idle or _gone(driver):
-                    return
-                continue
-            since = time.monotonic()
-            with sock:
-                sock.settimeout(None)
-                try:
-                    request = pickle.loads(_receive(sock))  # noqa: S301 - from our own tasks
-                    if request[0] == "warm":  # started before the first micro-batch (see warm)
-                        driver = request[1]
-                        try:
-                            prepare(request[2], run, partition)
-                        except Exception:  # noqa: BLE001 - the first step builds it and fails with the error
-                            _send(sock, b"error")
-                        else:
-                            _send(sock, b"ok")
-                        continue
-                    job, step, part = request
-                    driver = step.driver
-                    with sock.makefile("rb", buffering=STREAM_BUFFER) as incoming:
-                        table = pa.ipc.open_stream(incoming).read_all()  # as the task streams it
-                except (OSError, EOFError, pa.ArrowInvalid):  # the task's worker died mid-stream
-                    continue
-                try:
-                    reply, status = _ipc(run_step(job, step, part, table)), b"ok"
-                except Exception:  # noqa: BLE001 - reported to the task, which fails with it
-                    reply, status = traceback.format_exc().encode(), b"error"
-                try:
-                    _send(sock, status)
-                    _send(sock, reply)
-                except OSError:
-                    pass
-            if step.final is not None:
-                return  # the run's last step: the engine is done
-    finally:
-        server.close()
-        path.unlink(missing_ok=True)
-        (home / f"part-{partition}.lock").unlink(missing_ok=True)
-        log = home / f"part-{partition}.log"
-        if log.exists() and not log.stat().st_size:
-            log.unlink()
-        try:
-            home.rmdir()
-        except OSError:
-            pass
-
-
-if __name__ == "__main__":
-    started_by = (sys.argv[4], int(sys.argv[5])) if len(sys.argv) > 5 else None
-    serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], started_by)
 
 
 def prestart_local(master: str | None, partitions: int) -> None:

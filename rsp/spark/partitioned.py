@@ -19,41 +19,11 @@ import json
 import threading
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from rsp.lars.partition import AtomKeys
-from rsp.query.partition import KeyPlan
 from rsp.spark.feed import admitted
 
 OUTPUT_SCHEMA = "kind string, instant long, payload string, watermark long, first long, last long, late long"
 REJECT_KEY = ""
-
-
-@dataclass(frozen=True)
-class Job:
-    """What the executors need to run a key's engine (pickled with the functions)."""
-
-    query: str
-    file: str
-    streams: tuple[str, ...]
-    plan: KeyPlan
-    step: int
-    """The query's STEP (ms)."""
-    entailment: str = "none"
-    ontology: tuple[tuple[str, str, str], ...] = ()
-    """The triples of ``--ontology`` (shipped with the job; FROM graphs are read where the query runs)."""
-
-    def partition_engine(self):
-        """A partition's engine (:class:`rsp.spark.resident.PartitionEngine`)."""
-        from rsp.spark.resident import PartitionEngine
-
-        return PartitionEngine(self)
-
-    def elements(self, table, partition: int, partitions: int):
-        """The partition's elements in its keyed rows, and the malformed lines it reports."""
-        from rsp.spark.resident import query_elements
-
-        return query_elements(self, table, partition, partitions)
 
 
 class Merger:
@@ -180,8 +150,8 @@ class Merger:
 
     def write(self, instant: int, bindings: list) -> None:
         """Emit an instant: the keys' answers in the answer's order, as ``rsp run`` gives them
-        (rsp/query/order.py: each key's come sorted, so this merges sorted runs)."""
-        from rsp.query.order import in_answer_order
+        (rsp/query/answers/order.py: each key's come sorted, so this merges sorted runs)."""
+        from rsp.query.answers.order import in_answer_order
         from rsp.runtime import Result
 
         bindings = in_answer_order(bindings, self.variables)
@@ -225,23 +195,3 @@ class ProgramMerger(Merger):
 
     def final_instant(self) -> int | None:
         return self.last
-
-
-# -- LARS programs ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ProgramJob:
-    """What the executors need to run a partition's LARS engine (:mod:`rsp.spark.resident_programs`)."""
-
-    text: str
-    source: str
-    keys: AtomKeys
-
-    def partition_engine(self):
-        from rsp.spark.resident_programs import ProgramPartitionEngine
-
-        return ProgramPartitionEngine(self)
-
-    def elements(self, table, partition: int, partitions: int):
-        from rsp.spark.resident_programs import program_elements
-
-        return program_elements(self, table, partition, partitions)

@@ -6,7 +6,7 @@ Each micro-batch (``foreachBatch``) is one Spark job:
 1. the stream's lines, read by the keying tasks from the file splits Spark planned
    (:mod:`rsp.spark.splits`) or as Spark's reader gives them, are parsed and keyed in the tasks' Python
    workers (:func:`keyed_lines`: Arrow's RE2 takes the terms and time, :func:`arrow_key` the key, the subject
-   or the object by predicate, as :class:`rsp.query.partition.KeyPlan` says); the few lines the
+   or the object by predicate, as :class:`rsp.query.translation.partition.KeyPlan` says); the few lines the
    pattern did not take go to every partition under its tick key, and each partition's step parses
    them with rsp's parser (:func:`recheck_rows`), keeps the elements of the keys Spark's shuffle gives
    it (:mod:`rsp.spark.hashing`) and, in partition 0, reports the malformed ones;
@@ -54,10 +54,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rsp.query.partition import RDF_TYPE, KeyPlan
+from rsp.query.translation.partition import RDF_TYPE, KeyPlan
 from rsp.spark.feed import display_path, recheck_triple
 from rsp.spark.hashing import partition_of
-from rsp.spark.partitioned import Job, Merger
+from rsp.spark.partitioned import Merger
 
 if TYPE_CHECKING:  # PySpark is imported where a DataFrame is built: the engine hosts never do
     from pyspark.sql import Column, DataFrame
@@ -273,6 +273,29 @@ def query_elements(job: Job, table: pa.Table, partition: int, partitions: int) -
         return data, []
     rechecked, rejects = recheck_rows(table.filter(unparsed), job.plan, partition, partitions)
     return pa.concat_tables([data, rechecked]), rejects
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the executors need to run a key's engine (pickled with the functions)."""
+
+    query: str
+    file: str
+    streams: tuple[str, ...]
+    plan: KeyPlan
+    step: int
+    """The query's STEP (ms)."""
+    entailment: str = "none"
+    ontology: tuple[tuple[str, str, str], ...] = ()
+    """The triples of ``--ontology`` (shipped with the job; FROM graphs are read where the query runs)."""
+
+    def partition_engine(self):
+        """A partition's engine (:class:`PartitionEngine`)."""
+        return PartitionEngine(self)
+
+    def elements(self, table, partition: int, partitions: int):
+        """The partition's elements in its keyed rows, and the malformed lines it reports."""
+        return query_elements(self, table, partition, partitions)
 
 
 @dataclass(frozen=True)
@@ -604,7 +627,7 @@ def _step_function(job: Job, step: Step | None = None):
         this = step
         if this is None:  # the job's (the driver's one function for every micro-batch)
             this = pickle.loads(base64.b64decode(context.getLocalProperty(STEP_PROPERTY)))
-        yield hosts.step(job, this, context.partitionId(), unpacked(batches))
+        yield hosts.step(job, this, context.partitionId(), unpacked(batches), run_step)
         settle_heap()
 
     return run

@@ -30,7 +30,8 @@ from pyspark.sql.classic.dataframe import DataFrame as ClassicFrame
 from rsp.errors import RspError
 from rsp.spark import hosts, resident, splits
 from rsp.spark.feed import admitted
-from rsp.spark.partitioned import OUTPUT_SCHEMA, Job, Merger
+from rsp.spark.partitioned import OUTPUT_SCHEMA, Merger
+from rsp.spark.resident import Job
 
 
 class ResidentMerger(Merger):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -113,6 +114,22 @@ def _program(job):
 
         program = _PROGRAMS[hash(job)] = parse(job.text, job.source)
     return program
+
+
+
+@dataclass(frozen=True)
+class ProgramJob:
+    """What the executors need to run a partition's LARS engine (:mod:`rsp.spark.resident_programs`)."""
+
+    text: str
+    source: str
+    keys: AtomKeys
+
+    def partition_engine(self):
+        return ProgramPartitionEngine(self)
+
+    def elements(self, table, partition: int, partitions: int):
+        return program_elements(self, table, partition, partitions)
 
 
 class ProgramPartitionEngine:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from rsp.errors import Position, QuerySyntaxError
-from rsp.query.ast import (
+from rsp.query.syntax.ast import (
     BGP,
     Aggregate,
     Ask,
@@ -66,7 +66,7 @@ def in_scope(pattern: Pattern | Group) -> list[str]:
     its WHERE for ``SELECT *``); ``WINDOW w AT ?t { P }`` adds ?t to P's; MINUS and FILTER (also
     ``FILTER EXISTS``) add none. Blank nodes in patterns are variables too (named ``_…``).
 
-    >>> from rsp.query.parser import parse_query
+    >>> from rsp.query.syntax.parser import parse_query
     >>> query = parse_query('''REGISTER QUERY Q AS SELECT * FROM STREAM <http://s> [RANGE 1s STEP 1s]
     ...     WHERE { ?s ?p ?o BIND(?o + 10 AS ?z) MINUS { ?s ?q ?m } VALUES ?k { 1 } }''')
     >>> in_scope(query.form.where)
@@ -382,7 +382,7 @@ def validate(query: Query, source: str | None = None) -> list[str]:
     ``source`` (the query text) lets messages about variables point at the variable itself rather than
     at its SELECT clause.
 
-    >>> from rsp.query.parser import parse_query_unchecked
+    >>> from rsp.query.syntax.parser import parse_query_unchecked
     >>> text = "REGISTER QUERY Q AS SELECT ?x FROM STREAM <s> [RANGE 1s STEP 1s] WHERE { ?y ?p ?o }"
     >>> validate(parse_query_unchecked(text), text)
     ['<query>:1:28: warning: ?x is projected but the WHERE clause never binds it: it is always unbound']

@@ -11,8 +11,8 @@ on Python's hash seed, on how elements were batched, on an engine rebuilt from a
 partitioned run split the keys.
 
 Inside an instant the pattern solutions a recomputed query starts from are listed in the same order
-(:class:`rsp.query.maintained.PatternSolutions`), so GROUP_CONCAT, SAMPLE and sums of doubles see their
-group's members in a fixed order too.
+(:class:`rsp.query.answers.maintained.PatternSolutions`), so GROUP_CONCAT, SAMPLE and sums of doubles see
+their group's members in a fixed order too.
 
 >>> rows = [{"x": "<b>"}, {"x": "<a>", "y": '"1"'}, {"x": "<a>"}]
 >>> in_answer_order(rows, ("x", "y"))
@@ -43,7 +43,7 @@ def in_answer_order(solutions: Iterable[Mapping[str, str]], variables: Sequence[
     return sorted(solutions, key=answer_key(variables))
 
 
-_BLOCK = 512  # keys per block (a block splits at twice this), as rsp/io/lars_output.py's SortedTexts
+_BLOCK = 512  # keys per block (a block splits at twice this), as rsp/engine/output.py's SortedTexts
 
 
 class SortedRows:

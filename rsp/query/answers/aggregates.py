@@ -1,6 +1,6 @@
 """SPARQL 1.1 aggregates (§18.5) over a group of solution tuples, and the ORDER BY ordering (§15.1).
 
->>> from rsp.query.ast import Aggregate, Var
+>>> from rsp.query.syntax.ast import Aggregate, Var
 >>> D = "^^<http://www.w3.org/2001/XMLSchema#double>"
 >>> avg = compile_aggregate(Aggregate("AVG", Var("v")), ["v"])
 >>> avg([(f'"54"{D}',), (f'"55"{D}',)]), avg([])
@@ -16,8 +16,8 @@ from datetime import timezone
 from decimal import Decimal
 
 from rsp.errors import QuerySyntaxError
-from rsp.query.ast import Aggregate
-from rsp.query.expr import (
+from rsp.io.terms import XSD
+from rsp.query.answers.expr import (
     BNODE,
     BOOL,
     DATETIME,
@@ -33,8 +33,9 @@ from rsp.query.expr import (
     string,
     term_value,
 )
+from rsp.query.syntax.ast import Aggregate
 
-ZERO = '"0"^^<http://www.w3.org/2001/XMLSchema#integer>'
+ZERO = f'"0"^^<{XSD}integer>'
 
 AggregateFn = Callable[[Iterable[tuple]], "str | None"]
 

@@ -1,8 +1,8 @@
 """SPARQL term values for expressions: a term read once into a :class:`Value` (kind, Python value,
 lexical form, datatype, language; memoised per term text), the XSD numeric tower and its canonical
 lexical forms, effective boolean values, ordering and equality of values (SPARQL 1.1 §17.3, §17.4.1),
-and numeric arithmetic with XPath type promotion. :mod:`rsp.query.expr` compiles expressions over them;
-:mod:`rsp.query.functions` holds the built-in functions."""
+and numeric arithmetic with XPath type promotion. :mod:`rsp.query.answers.expr` compiles expressions over
+them; :mod:`rsp.query.answers.functions` holds the built-in functions."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 from decimal import Context, Decimal, InvalidOperation
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+from rsp.io.terms import XSD, unescape
+
 RDF_LANGSTRING = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>"
 XSD_STRING = f"<{XSD}string>"
 XSD_BOOLEAN = f"<{XSD}boolean>"
@@ -41,8 +42,6 @@ _DOUBLE_RE = re.compile(r"(?:[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0
 _DATETIME_RE = re.compile(
     r"-?[0-9]{4,}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})?"
 )
-_ESCAPE_RE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
-_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 
 
 class Value:
@@ -84,18 +83,6 @@ def escape(lexical: str) -> str:
     if "\\" in lexical or '"' in lexical or "\n" in lexical or "\r" in lexical:
         lexical = lexical.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return lexical
-
-
-def _unescape(body: str) -> str:
-    if "\\" not in body:
-        return body
-
-    def one(m: re.Match[str]) -> str:
-        if m.group(3) is not None:
-            return _ESCAPES.get(m.group(3), m.group(3))
-        return chr(int(m.group(1) or m.group(2), 16))
-
-    return _ESCAPE_RE.sub(one, body)
 
 
 def _parse_datetime(lexical: str) -> datetime | None:
@@ -142,7 +129,7 @@ def parse_term(text: str) -> Value:
     if first == "_":
         return Value(BNODE, text, text, None, None, 0, text)
     end = text.rfind('"')
-    lex = _unescape(text[1:end])
+    lex = unescape(text[1:end])
     rest = text[end + 1 :]
     if not rest:
         return Value(STR, lex, lex, None, None, 0, text)

@@ -8,13 +8,13 @@ import itertools
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from rsp.query import values as E
+from rsp.query.answers import values as E
 
 
 class EvalContext:
     """What an expression reads besides its solution: the instant being answered (``NOW()``), the
     time of each window element (``f:timestamp``), and ``BNODE``'s labels and solution scope. One per
-    query, handed to the expression compilers (:func:`rsp.query.expr.compile_expr` and the others) and
+    query, handed to the expression compilers (:func:`rsp.query.answers.expr.compile_expr` and the others) and
     set by the runtime at each instant; nothing is shared between queries or engines."""
 
     __slots__ = ("now", "element_time", "scope", "labels", "named")

@@ -24,7 +24,7 @@ Predicates:
 
 The SPARQL algebra above basic graph patterns (OPTIONAL, UNION, MINUS, BIND, VALUES, sub-SELECT,
 the remaining FILTERs and the solution modifiers) is evaluated when results are emitted, over the
-solution tables the engine maintains (see :mod:`rsp.query.algebra`).
+solution tables the engine maintains (see :mod:`rsp.query.answers.algebra`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from functools import reduce
 
 from rsp.errors import Position, QuerySyntaxError
 from rsp.lars.model import Atom, ExtAtom, Guard, Head, Op, Origin, Rule, Var, Window
-from rsp.query import ast
-from rsp.query.builtins import volatile
-from rsp.query.validate import exists_groups, expr_vars
+from rsp.query.syntax import ast
+from rsp.query.syntax.ast import volatile
+from rsp.query.syntax.validate import exists_groups, expr_vars
 
 TRIPLE_VARS = (Var("S"), Var("P"), Var("O"))
 
@@ -120,7 +120,7 @@ def has_exists(expr) -> bool:
 
 class Translator:
     """Builds a :class:`Translation`; ``filter_compiler(expr, variables)`` turns a FILTER expression
-    into a Python test over the values of ``variables`` (see :mod:`rsp.query.expr`)."""
+    into a Python test over the values of ``variables`` (see :mod:`rsp.query.answers.expr`)."""
 
     def __init__(self, query: ast.Query, filter_compiler, expr_text) -> None:
         self.query = query
@@ -220,7 +220,7 @@ class Translator:
                     )
                 self._bgp(element, graph, pushable)
             elif isinstance(element, ast.PathPattern):
-                # a property path reads the graph itself, evaluated at each instant (rsp.query.paths)
+                # a property path reads the graph itself, evaluated at each instant (rsp.query.answers.paths)
                 self.out.tables[id(element)] = PatternTable(graph, ("s", "p", "o"))
             elif isinstance(element, (ast.Optional, ast.Minus)):
                 self._group(element.group, graph)

@@ -21,7 +21,7 @@ Syntax choices beyond SPARQL:
   ``P[nW][nD][T[nH][nM][nS]]`` (``PT10S``, ``PT1M30S``, ``PT0.5S``, ``P1D``); they become integer
   milliseconds. A duration must be positive and a whole number of milliseconds; ISO years and months
   are refused (no fixed length). ``STEP`` larger than ``RANGE`` is allowed (a sampling window: some
-  elements fall in no window); :func:`rsp.query.validate.validate` warns about it.
+  elements fall in no window); :func:`rsp.query.syntax.validate.validate` warns about it.
 * ``-5`` and ``+5`` are numeric literals wherever a constant is expected, and a sign directly in front of
   a number inside an expression is folded into the literal (``FILTER(?x > -5)`` compares with
   ``"-5"^^xsd:integer``); ``-?x`` is a :class:`UnaryOp`.
@@ -40,8 +40,8 @@ are dropped); :func:`parse_and_validate` returns the warnings too; :func:`parse_
 parses.
 
 This module holds the SPARQL core of the transformer and the entry points; the RSP dialect clauses and
-what is resolved after the whole query is read are :mod:`rsp.query.dialects`, durations and string
-escapes :mod:`rsp.query.lexical`, syntax error messages :mod:`rsp.query.syntax_errors`.
+what is resolved after the whole query is read are :mod:`rsp.query.syntax.dialects`, durations and string
+escapes :mod:`rsp.query.syntax.lexical`, syntax error messages :mod:`rsp.query.syntax.errors`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from rsp.errors import Position, QuerySyntaxError, RspError
-from rsp.query.ast import (
+from rsp.io.terms import XSD
+from rsp.query.syntax.ast import (
     BGP,
     Aggregate,
     Ask,
@@ -90,18 +91,17 @@ from rsp.query.ast import (
     Var,
     WindowBlock,
 )
-from rsp.query.dialects import (
+from rsp.query.syntax.dialects import (
     DialectClauses,
     _name_of,
     _Register,
     _resolve_form,
     _resolve_steps,
 )
-from rsp.query.lexical import _LOCAL_ESCAPE, _nt_string, _unescape
-from rsp.query.lexical import parse_duration as parse_duration  # public here too
-from rsp.query.syntax_errors import _syntax_error
+from rsp.query.syntax.errors import _syntax_error
+from rsp.query.syntax.lexical import _LOCAL_ESCAPE, _nt_string, _unescape
+from rsp.query.syntax.lexical import parse_duration as parse_duration  # public here too
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 
 # -- transformer ----------------------------------------------------------------------------------------
@@ -625,15 +625,15 @@ class _ToAst(DialectClauses, Transformer):
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     return Lark.open_from_package(
-        "rsp.query", "query.lark", parser="lalr", lexer="contextual", propagate_positions=True,
+        "rsp.query.syntax", "query.lark", parser="lalr", lexer="contextual", propagate_positions=True,
         maybe_placeholders=True, cache=True,
     )  # fmt: skip
 
 
 def parse_queries_unchecked(text: str, file: str = "<query>", name: str | None = None) -> list[Query]:
     """Every query of ``text`` (one, or several REGISTER statements) without the checks of
-    :mod:`rsp.query.validate` (syntax errors still raise). ``name`` names a query written without REGISTER
-    (default: the file's name without its extension)."""
+    :mod:`rsp.query.syntax.validate` (syntax errors still raise). ``name`` names a query written without
+    REGISTER (default: the file's name without its extension)."""
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as err:
@@ -650,7 +650,8 @@ def parse_queries_unchecked(text: str, file: str = "<query>", name: str | None =
 
 
 def parse_query_unchecked(text: str, file: str = "<query>", name: str | None = None) -> Query:
-    """Parse a query without the semantic checks of :mod:`rsp.query.validate` (syntax errors still raise)."""
+    """Parse a query without the semantic checks of :mod:`rsp.query.syntax.validate` (syntax errors still
+    raise)."""
     return _one(parse_queries_unchecked(text, file, name), file)
 
 
@@ -669,7 +670,7 @@ def parse_all_and_validate(
     text: str, file: str = "<query>", name: str | None = None
 ) -> list[tuple[Query, list[str]]]:
     """Parse and check every query of ``text``; each with the validator's warnings (errors raise)."""
-    from rsp.query.validate import validate
+    from rsp.query.syntax.validate import validate
 
     queries = parse_queries_unchecked(text, file, name)
     seen: set[str] = set()

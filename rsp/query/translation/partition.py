@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from rsp.background.vocab import RDF_TYPE
 from rsp.errors import Position, RspError
 from rsp.lars.model import Atom, ExtAtom, Rule, Var
-from rsp.query import ast
+from rsp.query.syntax import ast
 
 Signature = tuple[str, str | None]
 """What decides a triple's key: its predicate and, for an ``rdf:type`` triple, its class (None: any)."""
@@ -150,7 +150,7 @@ def _links(path: ast.Path) -> list[tuple[str, bool]] | None:
 
 def _path_triples(query: ast.Query, var: str, pattern: ast.PathPattern) -> list[ast.TriplePattern]:
     """A path pattern as the triple patterns of its links, or the refusal saying why it cannot be keyed."""
-    from rsp.query.text import path_text
+    from rsp.query.syntax.text import path_text
 
     links = _links(pattern.path)
     if links is None:

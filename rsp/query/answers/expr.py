@@ -1,18 +1,18 @@
 """SPARQL 1.1 expressions (§17) compiled once into Python closures over solution tuples (the values they
-compute are :mod:`rsp.query.values`, the built-in functions :mod:`rsp.query.functions`).
+compute are :mod:`rsp.query.answers.values`, the built-in functions :mod:`rsp.query.answers.functions`).
 
-Terms are N-Triples strings (see :mod:`rsp.query.ast`); a solution is a tuple of terms (None = unbound)
+Terms are N-Triples strings (see :mod:`rsp.query.syntax.ast`); a solution is a tuple of terms (None = unbound)
 in the order of the ``variables`` given to the compiler. Inside a compiled expression terms are read
 once into :class:`Value` objects (memoised per term text), so that the same data term compared a
 million times is parsed once. Numbers that are only compared or projected keep their lexical forms;
 computed numbers are written in their XSD canonical lexical form (XML Schema 1.0: ``"2.5"`` for ``5/2``,
 a decimal ``"2.0"``, a double ``"5.5E1"``).
 
-``NOW()`` is the evaluation instant (the :class:`rsp.query.context.EvalContext` an expression is
+``NOW()`` is the evaluation instant (the :class:`rsp.query.answers.context.EvalContext` an expression is
 compiled with); ``RAND()``, ``UUID()``, ``STRUUID()`` and ``BNODE()`` give a new value at every call
 (``BNODE(str)`` the same blank node within one solution, see :meth:`EvalContext.new_solution`).
 
->>> from rsp.query.ast import BinaryOp, Var
+>>> from rsp.query.syntax.ast import BinaryOp, Var
 >>> f = compile_filter(BinaryOp(">", Var("v"), '"80"^^<http://www.w3.org/2001/XMLSchema#integer>'), ["v"])
 >>> f(('"81.5"^^<http://www.w3.org/2001/XMLSchema#double>',)), f((None,)), f(('"hot"',))
 (True, False, False)
@@ -26,14 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from rsp.errors import QuerySyntaxError
-from rsp.query.ast import Aggregate, BinaryOp, Exists, Expr, FunctionCall, InList, UnaryOp, Var
-from rsp.query.context import WALL_CLOCK
-from rsp.query.functions import _CASTS, _CONDITIONS, _FUNCTIONS, _index
-from rsp.query.functions import _on_value as _on_value  # rsp.query.builtins builds with it
+from rsp.query.answers.context import WALL_CLOCK
+from rsp.query.answers.functions import _CASTS, _CONDITIONS, _FUNCTIONS, _index
+from rsp.query.answers.functions import _on_value as _on_value  # rsp.query.answers.builtins builds with it
 
 # the value layer; BNODE, DECIMAL_CONTEXT, escape, format_number, string … are re-exported for the
-# modules that read them from here (rsp.query.aggregates, rsp.query.builtins, tests)
-from rsp.query.values import (  # noqa: F401
+# modules that read them from here (rsp.query.answers.aggregates, rsp.query.answers.builtins, tests)
+from rsp.query.answers.values import (  # noqa: F401
     _CACHE,
     _RELATIONS,
     _UNORDERED,
@@ -64,6 +63,7 @@ from rsp.query.values import (  # noqa: F401
     string,
     term_value,
 )
+from rsp.query.syntax.ast import Aggregate, BinaryOp, Exists, Expr, FunctionCall, InList, UnaryOp, Var
 
 
 def compile_expr(
@@ -71,7 +71,7 @@ def compile_expr(
 ) -> Callable[[tuple], str | None]:
     """Compile ``expr`` to a function from a solution tuple to the result term (None for an error).
 
-    >>> from rsp.query.ast import FunctionCall, Var
+    >>> from rsp.query.syntax.ast import FunctionCall, Var
     >>> f = compile_expr(FunctionCall("UCASE", (Var("x"),)), ["x"])
     >>> f(('"chat"@en',)), f(('<http://ex.org/a>',))
     ('"CHAT"@en', None)
@@ -112,7 +112,7 @@ class _Compiler:
         if context is None:
             context = WALL_CLOCK
         self.context = context
-        """The :class:`rsp.query.context.EvalContext` that NOW(), BNODE() and f:timestamp read."""
+        """The :class:`rsp.query.answers.context.EvalContext` that NOW(), BNODE() and f:timestamp read."""
 
     def error(self, message: str, expr: Expr) -> QuerySyntaxError:
         return QuerySyntaxError(message, getattr(expr, "pos", None))
@@ -373,6 +373,6 @@ def _and(fa: CondFn, fb: CondFn) -> CondFn:
     return conjunction
 
 
-# STRDT, STRLANG, BNODE, hashes, dateTime parts, NOW, RAND, UUID …: rsp.query.builtins adds them to
+# STRDT, STRLANG, BNODE, hashes, dateTime parts, NOW, RAND, UUID …: rsp.query.answers.builtins adds them to
 # _FUNCTIONS when it is imported (last, so that either module may be imported first)
-import rsp.query.builtins  # noqa: E402, F401
+import rsp.query.answers.builtins  # noqa: E402, F401

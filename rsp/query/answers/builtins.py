@@ -1,4 +1,4 @@
-"""The SPARQL 1.1 built-in functions beyond those of :mod:`rsp.query.expr`: term constructors (STRDT,
+"""The SPARQL 1.1 built-in functions beyond those of :mod:`rsp.query.answers.expr`: term constructors (STRDT,
 STRLANG, BNODE, UUID, STRUUID), hashes (MD5, SHA1, SHA256, SHA384, SHA512), the parts of a dateTime
 (YEAR … SECONDS, TIMEZONE, TZ), the functions that depend on the evaluation (NOW, RAND) and C-SPARQL's
 ``f:timestamp(?s, ?p, ?o)`` (``f:`` is ``<http://larkc.eu/csparql/sparql/jena/ext#>``).
@@ -19,8 +19,8 @@ triple that no element in a window holds (a static or entailed triple, or none) 
 so ``BIND`` leaves the variable unbound and ``FILTER`` drops the solution (C-SPARQL answers ``false``).
 The runtime says which elements the windows hold with :attr:`EvalContext.element_time`.
 
->>> from rsp.query.ast import FunctionCall
->>> from rsp.query.expr import compile_expr
+>>> from rsp.query.syntax.ast import FunctionCall
+>>> from rsp.query.answers.expr import compile_expr
 >>> compile_expr(FunctionCall("MD5", ('"abc"',)), [])(())
 '"900150983cd24fb0d6963f7d28e17f72"'
 >>> compile_expr(FunctionCall("STRDT", ('"1"', "<http://www.w3.org/2001/XMLSchema#integer>")), [])(())
@@ -39,43 +39,13 @@ import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
-from rsp.query import values as E
-from rsp.query.ast import Expr, FunctionCall
-from rsp.query.context import EvalContext
-from rsp.query.functions import _FUNCTIONS, _on_value
+from rsp.io.terms import XSD
+from rsp.query.answers import values as E
+from rsp.query.answers.context import EvalContext
+from rsp.query.answers.functions import _FUNCTIONS, _on_value
+from rsp.query.syntax.ast import TIMESTAMP, FunctionCall
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
 XSD_DAYTIME_DURATION = f"<{XSD}dayTimeDuration>"
-
-TIMESTAMP = "<http://larkc.eu/csparql/sparql/jena/ext#timestamp>"
-"""C-SPARQL's ``f:timestamp(?s, ?p, ?o)``: the time of the window element holding a triple."""
-
-VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
-"""Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
-a LARS rule, whose derivations outlive the instant; see rsp.query.translate)."""
-
-
-def calls(node, name: str) -> bool:
-    """Whether a query (or any part of its AST) calls the function ``name`` anywhere."""
-    if isinstance(node, FunctionCall) and node.name == name:
-        return True
-    if isinstance(node, (tuple, list)):
-        return any(calls(item, name) for item in node)
-    if _is_expr(node):
-        return any(calls(getattr(node, f), name) for f in node.__dataclass_fields__)
-    return False
-
-
-def volatile(expr: Expr) -> bool:
-    """Whether an expression calls NOW, RAND, UUID, STRUUID or BNODE (anywhere inside)."""
-    if isinstance(expr, FunctionCall):
-        return expr.name in VOLATILE or any(volatile(a) for a in expr.args)
-    return any(volatile(child) for child in getattr(expr, "__dict__", {}).values() if _is_expr(child))
-
-
-def _is_expr(value) -> bool:
-    return not isinstance(value, (str, tuple, type(None), bool)) and hasattr(value, "__dataclass_fields__")
-
 
 # -- constructors ----------------------------------------------------------------------------------------
 
@@ -252,7 +222,7 @@ FUNCTIONS: dict[str, Callable] = {
     "TZ": _on_value(1, 1, _tz),
     TIMESTAMP: _timestamp,
 }
-"""Name -> builder ``(compiler, call) -> closure`` (merged into the table of :mod:`rsp.query.functions`
-that :mod:`rsp.query.expr` reads)."""
+"""Name -> builder ``(compiler, call) -> closure`` (merged into the table of
+:mod:`rsp.query.answers.functions` that :mod:`rsp.query.answers.expr` reads)."""
 
 _FUNCTIONS.update(FUNCTIONS)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 
 from rsp.background.vocab import RDF_TYPE, SUBCLASS, SUBPROPERTY, VOCABULARY_NAMESPACES, expand
 from rsp.lars.model import Atom, ExtAtom, Guard, Head, Origin, Rule, Var
-from rsp.query import ast
+from rsp.query.syntax import ast
 
 DOMAIN = expand("rdfs:domain")
 RANGE = expand("rdfs:range")
@@ -17,7 +17,7 @@ RANGE = expand("rdfs:range")
 
 def triple_patterns(group: ast.Group) -> Iterator[ast.TriplePattern]:
     """Every triple pattern of a group, nested groups, EXISTS and sub-SELECTs included."""
-    from rsp.query.validate import exists_groups
+    from rsp.query.syntax.validate import exists_groups
 
     for element in group.elements:
         if isinstance(element, ast.BGP):
@@ -46,7 +46,7 @@ def observes_reflexive(query: ast.Query) -> bool:
 
 def path_patterns(group: ast.Group) -> Iterator[ast.PathPattern]:
     """Every property-path pattern of a group, nested groups, EXISTS and sub-SELECTs included."""
-    from rsp.query.validate import exists_groups
+    from rsp.query.syntax.validate import exists_groups
 
     for element in group.elements:
         if isinstance(element, ast.PathPattern):

@@ -366,3 +366,35 @@ class Query:
     base: str | None = None
     file: str = "<query>"
     pos: Position | None = field(default=None, compare=False)
+
+
+# -- what an expression calls -----------------------------------------------------------------------
+
+TIMESTAMP = "<http://larkc.eu/csparql/sparql/jena/ext#timestamp>"
+"""C-SPARQL's ``f:timestamp(?s, ?p, ?o)``: the time of the window element holding a triple."""
+
+VOLATILE = frozenset({"NOW", "RAND", "UUID", "STRUUID", "BNODE", TIMESTAMP})
+"""Functions whose value is not a function of their arguments (a FILTER using one is never pushed into
+a LARS rule, whose derivations outlive the instant; see rsp.query.translation.translate)."""
+
+
+def calls(node, name: str) -> bool:
+    """Whether a query (or any part of its AST) calls the function ``name`` anywhere."""
+    if isinstance(node, FunctionCall) and node.name == name:
+        return True
+    if isinstance(node, (tuple, list)):
+        return any(calls(item, name) for item in node)
+    if _is_expr(node):
+        return any(calls(getattr(node, f), name) for f in node.__dataclass_fields__)
+    return False
+
+
+def volatile(expr: Expr) -> bool:
+    """Whether an expression calls NOW, RAND, UUID, STRUUID or BNODE (anywhere inside)."""
+    if isinstance(expr, FunctionCall):
+        return expr.name in VOLATILE or any(volatile(a) for a in expr.args)
+    return any(volatile(child) for child in getattr(expr, "__dict__", {}).values() if _is_expr(child))
+
+
+def _is_expr(value) -> bool:
+    return not isinstance(value, (str, tuple, type(None), bool)) and hasattr(value, "__dataclass_fields__")

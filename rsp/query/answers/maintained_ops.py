@@ -40,15 +40,15 @@ from itertools import chain, repeat
 
 from rsp.engine.changes import FactChanges
 from rsp.io.results import SharedSolution
-from rsp.query import ast
-from rsp.query.aggregates import ZERO, _sum, order_key
-from rsp.query.algebra import Compiled, _GroupContext, _has_aggregate
-from rsp.query.builtins import TIMESTAMP, calls, volatile
-from rsp.query.expr import compile_expr, compile_filter, compile_value
-from rsp.query.order import UNBOUND, SortedRows
-from rsp.query.translate import PatternTable, Translation, expr_variables, has_exists
-from rsp.query.validate import aggregates, select_vars
-from rsp.query.values import DECIMAL_CONTEXT, NUM, number
+from rsp.query.answers.aggregates import ZERO, _sum, order_key
+from rsp.query.answers.algebra import Compiled, _GroupContext, _has_aggregate
+from rsp.query.answers.expr import compile_expr, compile_filter, compile_value
+from rsp.query.answers.order import UNBOUND, SortedRows
+from rsp.query.answers.values import DECIMAL_CONTEXT, NUM, number
+from rsp.query.syntax import ast
+from rsp.query.syntax.ast import TIMESTAMP, calls, volatile
+from rsp.query.syntax.validate import aggregates, select_vars
+from rsp.query.translation.translate import PatternTable, Translation, expr_variables, has_exists
 
 Key = tuple  # a main row, or a projected solution as its sort key (_Answer)
 KEPT_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX"})
@@ -213,7 +213,7 @@ class _Aggregate:
             return None
         ranks = self.ranks
         if ranks[2] or ranks[3]:  # a float or double among them: summed again, in XPath's promotion,
-            objects = self.objects  # in the terms' order (rsp/query/order.py), whatever their history
+            objects = self.objects  # in the terms' order (rsp/query/answers/order.py), whatever their history
             total = _sum(
                 [objects[t] for t, n in sorted(self.values.items()) for _ in range(1 if distinct else n)]
             )
@@ -256,7 +256,7 @@ class _Values:
 
 class _Answer:
     """The answer: a count per projected solution, each solution's dict built once while it holds. A
-    solution's key is its sort key (rsp/query/order.py): its values in the order of ``names``, the
+    solution's key is its sort key (rsp/query/answers/order.py): its values in the order of ``names``, the
     written variables, :data:`UNBOUND` where unbound; ``solution`` is kept in key order."""
 
     def __init__(self, names: tuple[str, ...], distinct: bool) -> None:
@@ -418,7 +418,7 @@ def maintained_select(lars, query: ast.Query, translation: Translation, arity: d
 class MaintainedOps:
     """The answer of a SELECT with OPTIONAL/MINUS/(NOT) EXISTS/FILTER blocks and GROUP BY aggregates,
     kept from its patterns' changes (see the module docstring); :meth:`update`, :meth:`answer` and
-    :meth:`change` as in :class:`rsp.query.maintained.MaintainedSelect`."""
+    :meth:`change` as in :class:`rsp.query.answers.maintained.MaintainedSelect`."""
 
     def __init__(
         self, lars, select: ast.Select, main, blocks, filters, aggregated: bool, arity: dict
@@ -578,7 +578,8 @@ class MaintainedOps:
     # -- grouping --------------------------------------------------------------------------------------
     def _plain_changes(self) -> tuple[list[tuple[dict, Key, int]], bool]:
         """For an aggregate over a group that is its main pattern alone (:attr:`plain`; without
-        aggregates such a SELECT is :class:`rsp.query.maintained.MaintainedSelect`'s): the solutions of
+        aggregates such a SELECT is :class:`rsp.query.answers.maintained.MaintainedSelect`'s): the
+        solutions of
         the rows that went and came, as (solution, key, ±1), the key being the row itself (a row gives one
         solution, no other row the same), so no row is looked at again. With ``True`` when every row went
         at once (a tumbling window's step, or a window that empties): the groups then start afresh, and

@@ -14,7 +14,7 @@ order and follow its changes, so that writing the answer joins kept texts and ma
 ones. A CONSTRUCT over such a pattern, without blank nodes in its template, keeps each row's triples
 and a count per triple (:class:`MaintainedConstruct`).
 
-Every other query is evaluated at each instant by :mod:`rsp.query.algebra` (see
+Every other query is evaluated at each instant by :mod:`rsp.query.answers.algebra` (see
 docs/architecture.md) over its patterns' solutions, which :class:`PatternSolutions` keeps the same
 way: a row's solution dict is built when the row appears and dropped when it expires. The solutions
 handed out are shared between instants: read them, do not change them.
@@ -27,11 +27,11 @@ from itertools import chain, repeat
 from rsp.engine.changes import FactChanges
 from rsp.io.results import SharedSolution
 from rsp.io.solution_text import KeptAnswer
-from rsp.query import ast
-from rsp.query.algebra import integer_literal
-from rsp.query.order import SortedRows
-from rsp.query.translate import PatternTable, Translation
-from rsp.query.validate import select_vars
+from rsp.query.answers.algebra import integer_literal
+from rsp.query.answers.order import SortedRows
+from rsp.query.syntax import ast
+from rsp.query.syntax.validate import select_vars
+from rsp.query.translation.translate import PatternTable, Translation
 
 Key = tuple[str, ...]
 
@@ -104,7 +104,7 @@ class MaintainedSelect:
             keep = [i for i, name in enumerate(names) if not name.startswith("_")]
         else:  # a projected variable the pattern does not bind is unbound in every solution
             keep = [names.index(item.var.name) for item in select.projection if item.var.name in names]
-        # the answer's order (rsp/query/order.py): a key's values follow the written variables' order,
+        # the answer's order (rsp/query/answers/order.py): a key's values follow the written variables' order,
         # so keys sort as the solutions do (a row is its own key, ``identity``, when the pattern's
         # variables are all written, in that order)
         kept = {names[i] for i in keep}
@@ -197,7 +197,7 @@ class MaintainedSelect:
 
     def answer(self) -> list[dict[str, str]]:
         """The answer now (RSTREAM): each solution as often as it holds (once under DISTINCT), in the
-        answer's order (rsp/query/order.py)."""
+        answer's order (rsp/query/answers/order.py)."""
         if self.identity and not self.whole:  # asked although not kept: made from the rows held
             return [self._dict(row) for row in sorted(self.changes.held)]
         if self.distinct or self.identity:  # each solution once
@@ -253,7 +253,7 @@ class MaintainedConstruct:
             ]
             s, p, o = terms
             if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
-                continue  # as rsp.query.algebra.construct: an unbound or invalid term makes no triple
+                continue  # as rsp.query.answers.algebra.construct: an unbound or invalid term makes no triple
             out.append(f"{s} {p} {o} .")
         return tuple(out)
 
@@ -287,7 +287,7 @@ class MaintainedConstruct:
         return changed
 
     def answer(self) -> list[str]:
-        """The triples now, in order (rsp/query/order.py)."""
+        """The triples now, in order (rsp/query/answers/order.py)."""
         return self.sorted.values()
 
     def change(self, delta: dict[str, int], added: bool) -> list[str]:
@@ -297,7 +297,7 @@ class MaintainedConstruct:
 class PatternSolutions:
     """One pattern table's solutions (a dict per row of its predicate), kept from the predicate's
     changes and listed once per instant for the algebra (:meth:`Instant.table`), in row order
-    (rsp/query/order.py): whatever their arrival, so the operators above see a fixed order."""
+    (rsp/query/answers/order.py): whatever their arrival, so the operators above see a fixed order."""
 
     def __init__(self, lars, table: PatternTable, arity: int, slot: int) -> None:
         self.table = table

@@ -1,6 +1,6 @@
 """Property-path evaluation (SPARQL 1.1 §9, §18.4) over the graph of one evaluation instant.
 
-The translator gives a :class:`~rsp.query.ast.PathPattern` the graph predicate it reads (``g``, a named
+The translator gives a :class:`~rsp.query.syntax.ast.PathPattern` the graph predicate it reads (``g``, a named
 window's ``wK``); at each instant :class:`GraphIndex` indexes that graph's triples (maintained
 incrementally by the engine) and :func:`solutions` evaluates the path over it. Sequences and inverses of
 links never get here (the parser turns them into triple patterns, as SPARQL's translation does).
@@ -11,7 +11,7 @@ bags, a negated property set one solution per matching triple; ``P*``, ``P+`` an
 end, in the graph or not).
 
 >>> index = GraphIndex([("<a>", "<p>", "<b>"), ("<b>", "<p>", "<c>")])
->>> from rsp.query.ast import PathPattern, PathRepeat, Var
+>>> from rsp.query.syntax.ast import PathPattern, PathRepeat, Var
 >>> sorted(s["y"] for s in solutions(index, PathPattern("<a>", PathRepeat("<p>", "*"), Var("y"))))
 ['<a>', '<b>', '<c>']
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rsp.query import ast
+from rsp.query.syntax import ast
 
 Solution = dict[str, str]
 

@@ -12,15 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from rsp.query import ast
-from rsp.query.context import EvalContext
-from rsp.query.order import in_answer_order
-from rsp.query.paths import GraphIndex
-from rsp.query.paths import solutions as path_solutions
-from rsp.query.translate import PatternTable, Translation, expr_variables
-from rsp.query.validate import aggregates, select_vars
+from rsp.io.terms import XSD
+from rsp.query.answers.context import EvalContext
+from rsp.query.answers.order import in_answer_order
+from rsp.query.answers.paths import GraphIndex
+from rsp.query.answers.paths import solutions as path_solutions
+from rsp.query.syntax import ast
+from rsp.query.syntax.validate import aggregates, select_vars
+from rsp.query.translation.translate import PatternTable, Translation, expr_variables
 
-XSD_INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
+XSD_INTEGER = f"<{XSD}integer>"
 
 Solution = dict[str, str]
 
@@ -100,8 +101,9 @@ def minus(left: list[Solution], right: list[Solution]) -> list[Solution]:
 
 @dataclass
 class Compiled:
-    """Expression compilers supplied by :mod:`rsp.query.expr` (kept as parameters for testing), bound to
-    the query's evaluation context (:class:`rsp.query.context.EvalContext`), which they read."""
+    """Expression compilers supplied by :mod:`rsp.query.answers.expr` (kept as parameters for testing),
+    bound to
+    the query's evaluation context (:class:`rsp.query.answers.context.EvalContext`), which they read."""
 
     compile_expr: Callable
     compile_filter: Callable
@@ -111,9 +113,10 @@ class Compiled:
 
     @classmethod
     def for_context(cls, context: EvalContext) -> Compiled:
-        """The compilers of :mod:`rsp.query.expr` and :mod:`rsp.query.aggregates` bound to ``context``."""
-        from rsp.query.aggregates import compile_aggregate, order_key
-        from rsp.query.expr import compile_expr, compile_filter
+        """The compilers of :mod:`rsp.query.answers.expr` and :mod:`rsp.query.answers.aggregates` bound to
+        ``context``."""
+        from rsp.query.answers.aggregates import compile_aggregate, order_key
+        from rsp.query.answers.expr import compile_expr, compile_filter
 
         return cls(
             partial(compile_expr, context=context),
@@ -148,7 +151,7 @@ class Instant:
         self.rows = rows
         self.solutions = solutions
         """When given: a pattern table's solutions, kept from one instant to the next by the caller
-        (rsp/query/maintained.py); the list and its dicts are only read here."""
+        (rsp/query/answers/maintained.py); the list and its dicts are only read here."""
         self.compiled = compiled
         self._exists_cache: dict[int, tuple[list[Solution], list[ast.Filter]]] = {}
         self._graphs: dict[str, GraphIndex] = {}
@@ -221,7 +224,7 @@ class Instant:
         names = table.variables
         out = []
         slot = self.translation.slot
-        for row in sorted(self.rows(table.pred)):  # a fixed order (rsp/query/order.py)
+        for row in sorted(self.rows(table.pred)):  # a fixed order (rsp/query/answers/order.py)
             if table.time_var is None:
                 out.append(dict(zip(names, row, strict=True)))
             else:
@@ -309,7 +312,7 @@ class Instant:
     ) -> list:
         """The solution modifiers; ``values`` (a trailing VALUES clause) is joined after grouping and
         HAVING, before the SELECT expressions (§18.2.4.1). Before ORDER BY, LIMIT and OFFSET the
-        solutions are put in the answer's order (rsp/query/order.py) by ``variables``, the written
+        solutions are put in the answer's order (rsp/query/answers/order.py) by ``variables``, the written
         ones: ORDER BY's ties and a slice without ORDER BY do not depend on how they were found."""
         aggregated = (
             bool(modifiers.group_by)

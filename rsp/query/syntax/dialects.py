@@ -2,7 +2,7 @@
 the dataset clauses with their windows (C-SPARQL ``FROM [NAMED] STREAM``, RSP-QL ``FROM NAMED WINDOW …
 ON``, Jasper ``FROM [NAMED] WINDOW … ON STREAM``, ``[RANGE … STEP|SLIDE …]``, ``[NOW]``, ``[TRIPLES n]``),
 the window blocks in WHERE (``WINDOW w``, CQELS ``STREAM <s> [w] { … }``, ``GRAPH``) as a mixin of the
-transformer of :mod:`rsp.query.parser`, and what is resolved once the whole query is read: the steps of
+transformer of :mod:`rsp.query.syntax.parser`, and what is resolved once the whole query is read: the steps of
 CQELS windows, ``WINDOW ?w`` / ``GRAPH ?g`` over the declared names, ``GRAPH <g>`` naming a window or a
 static graph."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from lark import v_args
 
 from rsp.errors import Position, QuerySyntaxError
-from rsp.query.ast import (
+from rsp.query.syntax.ast import (
     Group,
     Minus,
     Optional,
@@ -58,8 +58,8 @@ class _GraphRef:
 
 
 class DialectClauses:
-    """The transformer methods of the dialect clauses (mixed into :class:`rsp.query.parser._ToAst`, which
-    gives ``_pos``, ``_error``, ``_duration`` and ``inline_windows``)."""
+    """The transformer methods of the dialect clauses (mixed into :class:`rsp.query.syntax.parser._ToAst`,
+    which gives ``_pos``, ``_error``, ``_duration`` and ``inline_windows``)."""
 
     # REGISTER ---------------------------------------------------------------------------------------
     @v_args(meta=True)

@@ -20,9 +20,9 @@ from weakref import WeakKeyDictionary
 from rsp.engine.explain import Derivation
 from rsp.errors import Position
 from rsp.lars.model import Comparison, Guard, Rule, Var
-from rsp.query import ast
-from rsp.query.algebra import ExpressionCache, Instant, Solution, integer_literal
-from rsp.query.translate import PatternTable
+from rsp.query.answers.algebra import ExpressionCache, Instant, Solution, integer_literal
+from rsp.query.syntax import ast
+from rsp.query.translation.translate import PatternTable
 
 Triple = tuple[str, str, str]
 Answer = dict[str, str] | str | Triple | bool

@@ -1,16 +1,17 @@
 """Rendering query AST fragments (expressions, terms, property paths) back as SPARQL text, for
 explanations, ``rsp explain`` and error messages.
 
->>> from rsp.query import ast
+>>> from rsp.query.syntax import ast
 >>> expr_text(ast.BinaryOp(">", ast.Var("v"), '"80"^^<http://www.w3.org/2001/XMLSchema#integer>'))
 '?v > 80'
 """
 
 from __future__ import annotations
 
-from rsp.query import ast
+from rsp.io.terms import XSD
+from rsp.query.syntax import ast
 
-_XSD = "^^<http://www.w3.org/2001/XMLSchema#"
+_XSD = f"^^<{XSD}"
 _BARE = ("integer>", "decimal>", "double>", "boolean>")
 
 

@@ -1,7 +1,8 @@
-"""The SPARQL 1.1 built-in functions of :mod:`rsp.query.expr` (§17.4): the tests (BOUND, sameTerm, isIRI
-…, REGEX, langMatches), the functional forms IF and COALESCE, string, numeric and IRI functions, and the
+"""The SPARQL 1.1 built-in functions of :mod:`rsp.query.answers.expr` (§17.4): the tests (BOUND, sameTerm,
+isIRI …, REGEX, langMatches), the functional forms IF and COALESCE, string, numeric and IRI functions, and the
 XSD casts, each a builder ``(compiler, call) -> closure`` in the tables :data:`_CONDITIONS`,
-:data:`_FUNCTIONS` and :data:`_CASTS` (:mod:`rsp.query.builtins` adds the rest to :data:`_FUNCTIONS`)."""
+:data:`_FUNCTIONS` and :data:`_CASTS` (:mod:`rsp.query.answers.builtins` adds the rest to
+:data:`_FUNCTIONS`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_DOWN, ROUND_HALF_UP, Decimal
 from typing import Protocol
 
-from rsp.query.ast import FunctionCall, Var
-from rsp.query.values import (
+from rsp.query.answers.values import (
     _DECIMAL_RE,
     _DOUBLE_RE,
     _INTEGER_RE,
@@ -43,10 +43,11 @@ from rsp.query.values import (
     string,
     term_value,
 )
+from rsp.query.syntax.ast import FunctionCall, Var
 
 
 class Compiler(Protocol):
-    """What a function's builder gets from the expression compiler (rsp.query.expr.Compiler)."""
+    """What a function's builder gets from the expression compiler (rsp.query.answers.expr.Compiler)."""
 
     variables: list[str]
     context: object

@@ -1,0 +1,2 @@
+"""Continuous queries, the query's text: the grammar (``query.lark``), the parser and its RSP dialects, the
+AST, lexical forms, syntax errors, the AST back as text, and validation."""

@@ -84,7 +84,7 @@ test-fast: $(STAMP) $(W3C) $(W3C_QUERY)
 	$(BIN)/python -m pytest -q $(JOBS) -m "not spark and not browser"
 
 # Generated differential tests with fresh random cases until MINUTES are up; every disagreement is saved,
-# shrunk, as a golden case (tests/golden*/fuzz-*), and the exit code is 1 if there was one.
+# shrunk, as a golden case (tests/golden/*/fuzz-*), and the exit code is 1 if there was one.
 MINUTES ?= 30
 fuzz: $(STAMP)
 	$(BIN)/python tests/fuzz.py --minutes $(MINUTES)

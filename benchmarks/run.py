@@ -200,7 +200,7 @@ def worker_case(payload: dict[str, Any]) -> dict[str, Any]:
 
 def worker_compare(payload: dict[str, Any]) -> dict[str, Any]:
     """The naive evaluator and the engine on the same small case, in this one process."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the reference evaluator
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracles"))  # the references
     from lars_naive import evaluate
 
     from rsp.engine import Engine, run

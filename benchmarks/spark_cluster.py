@@ -13,7 +13,7 @@ run``'s at every instant (exit status 1 otherwise). Timings are printed, never a
 comes with the 1-minute load average before and after its run.
 
 :func:`standalone` (a context manager: the master URL, the cluster stopped at the end) is shared with
-``tests/test_spark_cluster.py``.
+``tests/spark/test_spark_cluster.py``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Test configuration: make the tests folder importable for shared helpers, keep the program cache
+"""Test configuration: make the tests' folders importable for shared helpers, keep the program cache
 (rsp.lars.cache) of this test run in a directory of its own, removed at the end, and choose the
 Hypothesis profile.
 
 Profiles: ``ci`` (the default, what ``make test`` runs) derandomises every generated test, so each run
 checks the same cases and CI is never a coin flip; ``fuzz`` (``make fuzz``, set through
 ``RSP_HYPOTHESIS_PROFILE=fuzz``) draws fresh cases every run. ``RSP_EXAMPLES`` sets how many cases the
-differential tests generate (see tests/fuzzing.py).
+differential tests generate (see tests/support/fuzzing.py).
 """
 
 import atexit
@@ -18,13 +18,25 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
-sys.path.insert(0, str(Path(__file__).parent))
+TESTS = Path(__file__).resolve().parent
+"""tests/: a folder per package tested (tests/asp, tests/query …), tests/project for the whole project's
+checks, the references in tests/oracles, the shared tooling in tests/support, the golden cases in
+tests/golden/<kind>, the inputs in tests/data."""
 
-# The helper modules here (references, generators, golden-case tools) have no doctests; the doctest
-# collection (--doctest-modules) would import each a second time as tests.<name>, and a second copy of
-# query_oracle re-registers f:timestamp with rdflib against a table nobody fills (tests/test_repository.py).
+# Helpers and test modules import each other by their bare names (``from fuzzing import examples``,
+# ``from test_query_differential import QUERIES``): the tests folder, the helpers' folders and every
+# folder of test modules go on the import path (each module name is unique across them).
+_FOLDERS = [TESTS, TESTS / "support", TESTS / "oracles", *sorted({p.parent for p in TESTS.glob("*/test_*.py")})]
+sys.path[:0] = [str(folder) for folder in dict.fromkeys(_FOLDERS)]
+
+# The helper modules (references, generators, golden-case tools, the fuzz and durations scripts) have no
+# doctests; the doctest collection (--doctest-modules) would import each a second time under another
+# name, and a second copy of query_oracle re-registers f:timestamp with rdflib against a table nobody
+# fills (tests/project/test_repository.py).
 collect_ignore = sorted(
-    p.name for p in Path(__file__).parent.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"
+    p.relative_to(TESTS).as_posix()
+    for p in [*TESTS.glob("*.py"), *TESTS.glob("*/*.py")]
+    if not p.name.startswith("test_") and p.name != "conftest.py"
 )
 
 _CACHE = tempfile.mkdtemp(prefix="rsp-test-cache-")
@@ -38,7 +50,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("RSP_HYPOTHESIS_PROFILE", "ci"))
 
-DURATIONS = Path(__file__).with_name("durations.json")
+DURATIONS = TESTS / "durations.json"
 """Each test file's seconds in a whole run of the suite (``make durations`` records them)."""
 
 

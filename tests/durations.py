@@ -18,7 +18,7 @@ OUT = Path(__file__).with_name("durations.json")
 
 
 def source_file(classname: str) -> str | None:
-    """The project file a JUnit ``classname`` (``tests.test_x``, ``tests.test_x.TestY``, ``rsp.query.answers.values``
+    """The project file a JUnit ``classname`` (``tests.query.test_x``, ``tests.query.test_x.TestY``, ``rsp.query.answers.values``
     for a doctest) comes from, relative to the project's root."""
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):

@@ -4,7 +4,7 @@ round, until the time is up; every disagreement found is saved, shrunk, as a gol
 Each round is one pytest run of the tests marked ``generated`` under the Hypothesis profile ``fuzz``
 (fresh seeds) with ``RSP_EXAMPLES`` cases per test: 600 in the first round, so that every generated test
 runs even on a slow machine, then as many as fit the time left (measured on the round before). A failing test leaves its shrunk case in a pending
-folder (tests/fuzzing.py); after the round it is moved to the golden folder the test named, as
+folder (tests/support/fuzzing.py); after the round it is moved to the golden folder the test named, as
 ``fuzz-<hash>``, where ``make test`` picks it up. A failure that leaves no golden case (a test without
 ``saved_on_failure``) is printed with the case Hypothesis found, and the round's whole pytest report is
 kept in a temporary file whose path is printed. The exit code is 1 when anything failed.

@@ -1,6 +1,6 @@
 """The packages of rsp, what each owns and what it may import: the one table of docs/architecture.md and
-its picture (docs/img/packages.svg), both made from :data:`PACKAGES`. tests/test_structure.py holds the
-table against the code's imports and the picture against this data.
+its picture (docs/img/packages.svg), both made from :data:`PACKAGES`. tests/project/test_structure.py
+holds the table against the code's imports and the picture against this data.
 
     python docs/figures/packages.py          # write docs/img/packages.svg and print the table
 """

@@ -235,7 +235,7 @@ class ResultWriter:
 
     cached = True
     """Join a SELECT instant from each solution's kept text (:class:`SolutionTexts`); False writes
-    every row from scratch (the same bytes: tests/test_result_texts.py compares the two)."""
+    every row from scratch (the same bytes: tests/io/test_result_texts.py compares the two)."""
 
     def _plain_select(self, result: Result) -> bool:
         return self.cached and result.bindings is not None and result.explanations is None

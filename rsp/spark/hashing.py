@@ -4,7 +4,7 @@ not key (a line only rsp's parser reads) where Spark puts the rows of the same k
 
 Spark partitions by ``pmod(murmur3(key, seed 42), n)``, with its own variant of Murmur3 x86 32-bit: the
 UTF-8 bytes in little-endian 4-byte words, then each byte left over mixed as a whole (sign-extended)
-word, where the reference algorithm packs the tail into one word. ``tests/test_spark_resident.py``
+word, where the reference algorithm packs the tail into one word. ``tests/spark/test_spark_resident.py``
 checks it against Spark's ``hash`` on generated strings. :func:`partitions_of` computes it for a whole
 Arrow array of keys in NumPy: the keying tasks pack each partition's rows by it
 (``rsp.spark.resident.packed``).

@@ -16,7 +16,7 @@ a host serves one request at a time and exits after the run's last step, when th
 process has ended (on the same machine), or when idle for ``RSP_SPARK_HOST_IDLE`` seconds (120 by
 default). When a host cannot be reached (it died, a failure),
 the task runs in the worker as before, with the engine rebuilt from the recovery log: the answers are
-the same either way (``tests/test_spark_resident.py``). ``RSP_SPARK_HOSTS=0`` keeps the engines in the
+the same either way (``tests/spark/test_spark_resident.py``). ``RSP_SPARK_HOSTS=0`` keeps the engines in the
 workers.
 
 The sockets are in ``$TMPDIR/rsp-engines-<user id>/<run>/`` (a folder only its user can open).

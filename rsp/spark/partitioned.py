@@ -10,7 +10,7 @@ driver and the executors share.
   those a local engine derives from the program's facts alone).
 
 The answers of different keys are disjoint and their union at every instant is what one engine gives
-(``tests/test_spark_partitioned.py`` compares them with ``rsp run`` and ``rsp lars``).
+(``tests/spark/test_spark_partitioned.py`` compares them with ``rsp run`` and ``rsp lars``).
 """
 
 from __future__ import annotations

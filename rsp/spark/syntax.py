@@ -3,7 +3,7 @@
 only constructs the two read alike (classes written out, ``\\x{…}``, ``\\z``, ``(?:…)``).
 
 A line either pattern takes is a line :func:`rsp.io.ntriples.parse_line` takes, with the same terms
-and time (``tests/test_spark_feed.py`` checks both engines against rsp's parser on generated lines);
+and time (``tests/spark/test_spark_feed.py`` checks both engines against rsp's parser on generated lines);
 lines they do not take go to rsp's parser in the driver, which decides and explains.
 """
 

@@ -378,7 +378,7 @@ class Instant:
         keys = modifiers.group_by
         if not keys:
             # one group, also over no solutions (COUNT gives 0); GROUP BY over no solutions makes no
-            # group (§18.5 Group), so an empty window gives no row (see tests/test_w3c_sparql.py)
+            # group (§18.5 Group), so an empty window gives no row (see tests/query/test_w3c_sparql.py)
             groups[()] = solutions
         else:
             for s in solutions:

@@ -42,6 +42,11 @@ class Clock:
         """The last instant closed (None before the first)."""
         self._close = close
 
+    def restore(self, next_instant: int | None, closed_until: int | None, newest: int | None) -> None:
+        """Set the clock as it was (a surface that rebuilds a query's engine from the elements it kept,
+        ``rsp spark``'s state store, sets its clock back after replaying them)."""
+        self.next_instant, self.closed_until, self.newest = next_instant, closed_until, newest
+
     def first_after(self, time: int) -> int:
         """The first instant after ``time``: the first instant of an element at ``time``."""
         return (time // self.step + 1) * self.step

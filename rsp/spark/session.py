@@ -83,6 +83,9 @@ C2_LATER = (
 compiler thread took up to a core from the tasks; the parsing loops reach these thresholds within a
 micro-batch. See docs/spark.md, *Session settings*."""
 
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+"""The state store provider of Spark's transformWithState operator (the only one it takes)."""
+
 LOCAL_RESULTS = {"spark.task.maxDirectResultSize": "1g", "spark.rpc.message.maxSize": "1024"}
 """A local session's tasks hand results of up to 1 GiB to the driver directly (the smaller of the two,
 the second in MiB). By default a result above 1 MiB was stored in the block manager and fetched by the
@@ -180,6 +183,8 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.session.timeZone": "UTC",
+        # rsp.spark.reason keeps the engines' state with transformWithState, which needs RocksDB
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
         # no call site captured per DataFrame call (a stack walk and three JVM calls each, and the first
         # imports IPython): ≈ 0.07 s of the set-up of a query's DataFrames
         "spark.python.sql.dataFrameDebugging.enabled": "false",
@@ -216,11 +221,8 @@ def session(master: str | None = None, app_name: str = "rsp", quick_exit: bool =
         # default (4 MB), a 10 MB file was cut 7 MB + 3 MB on 2 cores (one task waited for the other),
         # and small files went 8 to a task; now the cut is even and small files share tasks
         options["spark.sql.files.openCostInBytes"] = "8k"
-        # local files without Hadoop's checksum layer (a .crc file beside each file written, checked on
-        # every read): a micro-batch's offset and commit logs took ≈ 80 ms with it, ≈ 45 ms without;
-        # writes stay atomic (written aside, then renamed), and .crc files already there are ignored
-        options["spark.hadoop.fs.file.impl"] = "org.apache.hadoop.fs.RawLocalFileSystem"
-        options["spark.hadoop.fs.AbstractFileSystem.file.impl"] = "org.apache.hadoop.fs.local.RawLocalFs"
+        # (Hadoop's checksummed LocalFileSystem stays: the RocksDB state store of transformWithState
+        # takes no other for file: paths)
         # without --partition-by every micro-batch is collected to the driver, which holds it anyway: no
         # cap on the results' total (Spark's 1 GiB failed a micro-batch of ≈ 6M lines, ≈ 170 MiB of Arrow
         # batches per 1M lines)

@@ -21,10 +21,11 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
     [
         ("serve", "`rsp serve`'s state and routes (HTTP, SSE, WebSocket) over the runtime's API",
          ("runtime", "background", "io", "errors", "rsp")),
-        ("spark", "the only package that imports PySpark: sources, the `foreachBatch` hand-over, sinks, the "
-         "session, `--partition-by`'s keyed engines",
-         ("runtime", "query.answers", "query.translation", "mtl", "engine", "lars", "io", "errors", "lazy",
-          "rsp")),
+        ("spark", "the only package that imports PySpark: `reason` and `reason_program` (a streaming "
+         "DataFrame in, one out), an engine per key bucket in Spark's stateful operator, its state in the "
+         "state store; sources, the session, the command's driving and writers",
+         ("runtime", "query.compile", "query.answers", "query.translation", "query.syntax", "mtl", "engine",
+          "lars", "io", "errors", "lazy", "rsp")),
         ("live", "live input: standard input, pipes, FIFOs and `--follow`, read as they grow",
          ("io", "errors")),
     ],

@@ -21,11 +21,15 @@ def add_parser(sub) -> None:
     explain.add_argument("query", help="the query (.rq)")
     explain.add_argument("--ontology", action="append", default=[], metavar="FILE")
     explain.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
-    explain.add_argument("--graph", action="append", default=[], metavar="IRI=FILE",
-                         help="the local file of a FROM / FROM NAMED graph; repeatable")
+    explain.add_argument(
+        "--graph",
+        action="append",
+        default=[],
+        metavar="IRI=FILE",
+        help="the local file of a FROM / FROM NAMED graph; repeatable",
+    )
     explain.add_argument("--output", "-o", help="write to this file instead of stdout")
     explain.set_defaults(handler=command)
-
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:

@@ -72,7 +72,6 @@ def add_parser(sub) -> None:
     lars.set_defaults(handler=command)
 
 
-
 def command(args: argparse.Namespace, out: TextIO) -> int:
     from rsp.engine import Engine
     from rsp.io.atoms import iter_batches

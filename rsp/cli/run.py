@@ -93,7 +93,6 @@ def add_parser(sub) -> None:
     run.set_defaults(handler=command)
 
 
-
 def command(args: argparse.Namespace, out: TextIO) -> int:
     import heapq
 

@@ -1,16 +1,15 @@
-"""``rsp spark``: a query (``.rq``), LARS program (``.lars``) or DatalogMTL program (``.mtl`` or ``--mtl``,
-rsp/spark/mtl.py) fed by Spark Structured Streaming, with the output of ``rsp run`` / ``rsp lars`` /
-``rsp mtl``.
+"""``rsp spark``: a query (``.rq``), LARS program (``.lars``) or DatalogMTL program (``.mtl`` or ``--mtl``)
+over Spark Structured Streaming sources, with the output of ``rsp run`` / ``rsp lars`` / ``rsp mtl``: a
+thin command over :func:`rsp.spark.reason` (one engine per key bucket in Spark's stateful operator, one
+bucket without ``--partition-by``) and :class:`rsp.spark.drive.Run`.
 
 Without ``--available-now`` the run goes on until SIGINT (Ctrl-C) or SIGTERM (``kill``, ``timeout``,
 systemd, ``docker stop``), which stop it the same way: the micro-batch in progress finishes (and, with
-``--checkpoint``, commits), the streaming query stops, the engine closes (the last instants are
-emitted), the summary is written and the exit code is 0. The signals are taken over from the start of
-the command, so one that arrives while Spark is starting stops the run before its first micro-batch;
+``--checkpoint``, commits), the input ends (the last instants are emitted, through one more
+micro-batch), the summary is written and the exit code is 0. The signals are taken over from the start
+of the command, so one that arrives while Spark is starting stops the run before its first micro-batch;
 further signals, while the run stops and until the process exits, are ignored (SIGKILL is safe with
-``--checkpoint``). The JVM runs in a session of its own and ignores SIGTERM, so a signal sent to the
-whole process group (``timeout``, Ctrl-C in a terminal) or to every process of a service does not stop
-Spark under the run's feet; the JVM still ends with rsp, when its standard input closes.
+``--checkpoint``).
 """
 
 from __future__ import annotations
@@ -23,14 +22,9 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from rsp.errors import RspError
+from rsp.errors import LateElementError, RspError
 from rsp.live import release_signals
-from rsp.spark.checkpoint import Checkpoint
-from rsp.spark.feed import Feeder, ProgramFeeder, QueryFeeder, Rejects, print_error
-from rsp.spark.pipeline import drive, union
-from rsp.spark.session import SHUFFLE_PARTITIONS, session
-from rsp.spark.sink import ResultSink
-from rsp.spark.source import Source, read_lines, read_stream
+from rsp.spark.source import display_path
 
 
 def run_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -39,9 +33,9 @@ def run_command(args: argparse.Namespace, out: TextIO) -> int:
         raise RspError("--sink-format needs --sink DIR")
     with StopSignals() as stop:
         if _is_mtl(args):
-            return _run_mtl(args, out, stop)
+            return _run_program(args, out, stop, "mtl")
         if Path(args.program).suffix == ".lars":
-            return _run_program(args, out, stop)
+            return _run_program(args, out, stop, "lars")
         return _run_query(args, out, stop)
 
 
@@ -76,33 +70,33 @@ class StopSignals:
         release_signals(self._previous, self.requested.is_set())
 
 
-def _session(args: argparse.Namespace, stop: StopSignals, engines: bool = False, parses: bool = True):
-    """The Spark session (a new one takes SIGINT over: the run takes it back). ``engines``: for a run
-    with ``--partition-by``, whose engine hosts start while the JVM does when the tasks will run on
-    this machine (:func:`rsp.spark.hosts.prestart`). ``parses=False``: Spark only reads the lines (the
-    driver parses them), see :func:`rsp.spark.session.jit_options`."""
-    if engines:
-        from rsp.spark.hosts import prestart_local
+def _session(args: argparse.Namespace, stop: StopSignals):
+    """The Spark session (a new one takes SIGINT over: the run takes it back)."""
+    from rsp.spark.session import session
 
-        prestart_local(args.master, SHUFFLE_PARTITIONS)
-    spark = session(args.master, quick_exit=True, parses=parses)
+    spark = session(args.master)
     stop.take_back()
     return spark
 
 
-def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint | None:
+def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO):
     """The run's checkpoint (``--checkpoint``), its output file cut back to the last committed batch."""
     if not args.checkpoint:
         return None
+    from rsp.spark.checkpoint import Checkpoint
+
     identity = {
         "kind": kind,
         "program": str(Path(args.program).resolve()),
         "streams": list(args.stream),
         "format": args.format,
         "entailment": args.entailment,
+        "partition_by": args.partition_by,
     }
     checkpoint = Checkpoint(args.checkpoint, identity)
     checkpoint.attach_output(out)
+    if args.sink:
+        checkpoint.attach_sink(args.sink)
     if checkpoint.state is not None and not args.quiet:
         print(
             f"rsp spark: resuming from {args.checkpoint} after micro-batch {checkpoint.committed_batch}",
@@ -111,263 +105,269 @@ def _checkpoint(args: argparse.Namespace, kind: str, out: TextIO) -> Checkpoint 
     return checkpoint
 
 
-def _resume_writer(checkpoint: Checkpoint | None, writer, form) -> None:
-    """After a restart the output already has its CSV/TSV header: drop the one the new writer wrote."""
+def _resume_writer(checkpoint, writer, form) -> None:
+    """After a restart the output already has its CSV/TSV header: the new writer writes none."""
     if checkpoint is None or checkpoint.state is None:
         return
-    checkpoint.truncate_output()
     if getattr(writer, "header", False) is None:
         kind = type(form).__name__
         writer.header = ("boolean",) if kind == "Ask" else ("subject", "predicate", "object")
 
 
-def _run_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
-    """``--partition-by ?k``: one engine per key on the executors (see :mod:`rsp.spark.partitioned`)."""
-    from rsp.cli.common import open_query
-    from rsp.query.translation.partition import partition_plan
-    from rsp.spark.resident import Job
-    from rsp.spark.resident_driver import ResidentMerger
+class Reporter:
+    """Late elements and malformed lines of a run: on stderr (unless ``--quiet``), malformed lines also in
+    ``--reject FILE`` (JSON lines), and counted per stream for the summary."""
 
-    checkpoint = _checkpoint(args, "query --partition-by", out)
-    engine, query, writer, pairs = open_query(args, args.program, out)
-    _resume_writer(checkpoint, writer, query.query.form)
-    plan = partition_plan(query.query, args.partition_by, query.background_rules)
-    plan.check_static(query.static_closure, "--ontology and FROM graphs")
-    sources = [Source.parse(path) for _iri, path in pairs]
-    spark = _session(args, stop, engines=True)
-    text = Path(args.program).read_text(encoding="utf-8")
-    streams = tuple(i for i, _ in pairs)
-    job = Job(text, args.program, streams, plan, query.step, args.entailment, tuple(engine.static))
-    sink = ResultSink(spark, args.sink, args.sink_format or "json", "select") if args.sink else None
+    def __init__(self, args: argparse.Namespace, sources: list[str]) -> None:
+        self.quiet, self.sources = args.quiet, sources
+        self.late = [0] * len(sources)
+        self.rejected = [0] * len(sources)
+        self.read: dict[int, list[int]] = {}
+        """Lines read and elements taken per stream number (the writer's, shared)."""
+        self.noun = "triples"
+        self.reject_dir = Path(args.reject) if args.reject else None
+        if self.reject_dir is not None:
+            self.reject_dir.mkdir(parents=True, exist_ok=True)
+        self.batch_rejects: list[dict] = []
 
-    def emit(result) -> None:
-        writer.write(result)
-        if sink is not None:
-            sink.add(result)
+    def on_late(self, late) -> None:
+        self.late[late.stream] += 1
+        if not self.quiet:
+            s, p, o = late.triple
+            print(
+                f"{self.sources[late.stream]}: late element at time {late.time} (instant {late.instant} is "
+                f"already closed), dropped: {s} {p} {o} .",
+                file=sys.stderr,
+            )
 
-    reject, after = _merger_callbacks(args, args.stream[0], sink)
-    logs = None if checkpoint is None else str(checkpoint.home / "partitions")
-    merger = ResidentMerger(spark, job, query.name, query.variables, query.step, emit, reject, logs=logs)
-    merger.after_batch.append(after)
-    _resume(args, merger, checkpoint)
-    # the lines as Spark reads them: the tasks parse and key them (rsp.spark.resident.keyed_lines)
-    frames = [
-        read_lines(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
-    ]
-    _drive(args, merger, union(frames), checkpoint, stop)
-    writer.close()
-    _summary(args, merger, "")
-    return 0
+    def on_late_atom(self, late) -> None:
+        self.late[0] += 1
+        if not self.quiet:
+            print(
+                f"{self.sources[0]}: late element {late.atom} at {late.time} dropped (the stream had reached "
+                f"{late.reached})",
+                file=sys.stderr,
+            )
 
+    def on_reject(self, reject) -> None:
+        self.rejected[reject.stream] += 1
+        where = display_path(reject.file)
+        if not self.quiet:
+            print(f"{where}: {reject.reason}: {reject.line}", file=sys.stderr)
+        if self.reject_dir is not None:
+            row = {
+                "file": where,
+                "stream": self.sources[reject.stream],
+                "line": reject.line,
+                "reason": reject.reason,
+            }
+            self.batch_rejects.append(row)
 
-def _merger_callbacks(args: argparse.Namespace, stream: str, sink: ResultSink | None):
-    """For a partitioned run's merger: ``reject`` collects the malformed lines the keys report, ``after``
-    writes them (stderr, ``--reject``) and the sink's rows at the end of each micro-batch."""
-    rejects = Rejects(args.reject, print_error)
-    collected: list[dict] = []
+    def write_rejects(self, batch_id: int) -> None:
+        """The micro-batch's malformed lines to ``--reject DIR`` as ``batch-<id>.jsonl`` (written again
+        whole when Spark runs the micro-batch again)."""
+        rows, self.batch_rejects = self.batch_rejects, []
+        if rows and self.reject_dir is not None:
+            text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            (self.reject_dir / f"batch-{batch_id:06d}.jsonl").write_text(text, encoding="utf-8")
 
-    def reject(row: dict) -> None:
-        collected.append({**row, "stream": stream})
+    def counters(self) -> dict:
+        return {"late": list(self.late), "rejected": list(self.rejected), "read": self.read}
 
-    def after(batch_id: int) -> None:
-        rejects.write(batch_id, list(collected))
-        collected.clear()
-        if sink is not None:
-            sink.write(batch_id)
+    def restore(self, counters: dict) -> None:
+        self.late = list(counters.get("late", self.late))
+        self.rejected = list(counters.get("rejected", self.rejected))
+        self.read.update({int(k): list(v) for k, v in counters.get("read", {}).items()})
 
-    return reject, after
+    def summary(self, run) -> None:
+        if self.quiet:
+            return
+        for number, (source, late, rejected) in enumerate(
+            zip(self.sources, self.late, self.rejected, strict=True)
+        ):
+            lines, taken = self.read.get(number, (0, 0))
+            print(
+                f"{source}: {lines:,} lines, {taken:,} {self.noun}, {rejected:,} rejected, {late:,} late",
+                file=sys.stderr,
+            )
+        print(f"rsp spark: {run.batches} micro-batch(es) in {run.elapsed:.1f} s", file=sys.stderr)
 
-
-def _resume(args: argparse.Namespace, consumer, checkpoint: Checkpoint | None) -> None:
-    """Checkpoint a feeder or merger: drop the sink partitions of uncommitted micro-batches and take
-    rsp's committed state back (nothing without ``--checkpoint``)."""
-    if checkpoint is None:
-        return
-    if args.sink:
-        checkpoint.attach_sink(args.sink)
-    consumer.resume(checkpoint)
-
-
-def _time_point_record(t: int, fmt: str, atoms: list[str], count: int) -> str:
-    """One time point of a LARS program's output as ``rsp lars`` writes it (jsonl, count or text)."""
-    if fmt == "count":
-        return f'{{"time": {t}, "count": {count}}}\n'
-    if fmt == "jsonl":
-        return json.dumps({"time": t, "atoms": atoms}, ensure_ascii=False) + "\n"
-    return f"{t:>6} | {'  '.join(atoms) if atoms else '-'}\n"
-
-
-def _run_program_partitioned(args: argparse.Namespace, out: TextIO, source: Source, stop: StopSignals) -> int:
-    """``--partition-by V`` for a LARS program: resident partition engines on the executors
-    (:mod:`rsp.spark.resident_programs`)."""
-    from rsp.lars import load
-    from rsp.lars.partition import partition_keys
-    from rsp.spark.resident_programs import ProgramJob, ResidentProgramMerger
-
-    checkpoint = _checkpoint(args, "lars --partition-by", out)
-    program = load(args.program)
-    keys = partition_keys(program.program, args.partition_by)
-    fmt = args.format if args.format in ("jsonl", "count", "text") else None
-    if fmt is None:
-        raise RspError(f"--format {args.format}: a LARS program writes jsonl, count or text")
-    if not args.quiet:
-        for warning in program.warnings:
-            print(warning, file=sys.stderr)
-    spark = _session(args, stop, engines=True)
-    sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
-    name = Path(args.program).stem
-    job = ProgramJob(Path(args.program).read_text(encoding="utf-8"), args.program, keys)
-
-    def emit(t: int, atoms: list[str]) -> None:
-        out.write(_time_point_record(t, fmt, atoms, len(atoms)))
-        if sink is not None:
-            sink.add_atoms(name, t, atoms)
-        out.flush()
-
-    reject, after = _merger_callbacks(args, str(source), sink)
-    logs = None if checkpoint is None else str(checkpoint.home / "partitions")
-    merger = ResidentProgramMerger(spark, job, name, program, emit, reject, logs=logs)
-    merger.after_batch.append(after)
-    _resume(args, merger, checkpoint)
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, merger, frame, checkpoint, stop)
-    _summary(args, merger, "")
-    return 0
+    def close(self) -> None:
+        self.batch_rejects = []
 
 
 def _run_query(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
     from rsp.cli.common import open_query
+    from rsp.spark.answers import InstantWriter
+    from rsp.spark.drive import Run, query_input
+    from rsp.spark.reasoner import reason
+    from rsp.spark.source import Source
 
-    if args.partition_by:
-        return _run_partitioned(args, out, stop)
+    _engine, query, writer, pairs = open_query(args, args.program, out)
     checkpoint = _checkpoint(args, "query", out)
-    engine, query, writer, pairs = open_query(args, args.program, out)
     _resume_writer(checkpoint, writer, query.query.form)
     sources = [Source.parse(path) for _iri, path in pairs]
-    spark = _session(args, stop, parses=False)  # Spark reads the lines, the driver parses them (below)
-    feeder = QueryFeeder(
-        engine,
-        [iri for iri, _path in pairs],
-        [str(source) for source in sources],
-        rejects=Rejects(args.reject, print_error),
-        on_late=print_error,
-        plain=True,  # rows of read_lines: terms taken by the fast-path regex or re-checked by rsp's parser
+    spark = _session(args, stop)
+    run = Run(spark, args.checkpoint)
+    streams = [(iri, source) for (iri, _path), source in zip(pairs, sources, strict=True)]
+    frame = query_input(run, streams, max_files_per_trigger=args.max_files_per_trigger)
+    text = Path(args.program).read_text(encoding="utf-8")
+    answers = reason(
+        frame,
+        text,
+        file=args.program,
+        ontology=args.ontology,
+        entailment=args.entailment,
+        partition_by=args.partition_by,
+        stream_column="stream",
+        late=args.late,
+        instants=True,
     )
-    if args.sink:
-        form = query.query.form
-        kind = type(form).__name__.lower()
-        sink = ResultSink(spark, args.sink, args.sink_format or "json", kind)
-        query.subscribe(sink.add)
-        feeder.after_batch.append(sink.write)
-    _resume(args, feeder, checkpoint)
-    # one engine, in the driver, which receives every line anyway: Spark reads them, the driver parses
-    # them (rsp/spark/lines.py: Arrow's regex engine, off the GIL)
-    frames = [
-        read_lines(spark, source, max_files_per_trigger=args.max_files_per_trigger) for source in sources
-    ]
-    _drive(args, feeder, union(frames), checkpoint, stop)
+    reporter = Reporter(args, [str(source) for source in sources])
+    if checkpoint is not None:
+        reporter.restore(checkpoint.counters())
+    form = type(query.query.form).__name__.lower()
+    consumer = InstantWriter(
+        query.name,
+        form,
+        query.variables,
+        writer.write,
+        ordered=args.partition_by is not None,
+        on_late=reporter.on_late,
+        on_reject=reporter.on_reject,
+        read=reporter.read,
+    )
+
+    try:
+        _drive(args, run, answers, consumer, "answer", checkpoint, reporter, out, stop)
+    except LateElementError as err:  # the run stops after the instants closed before the late element
+        raise LateElementError(f"{sources[0]}: {err}" if len(sources) == 1 else str(err)) from None
     writer.close()
-    _summary(args, feeder, "")
+    reporter.summary(run)
     return 0
 
 
-def _run_program(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
-    from rsp.engine import Engine
-    from rsp.lars import load
-    from rsp.lars.model import format_atom
+def _drive(args, run, rows, consumer, kind: str, checkpoint, reporter: Reporter, out: TextIO, stop) -> None:
+    """Run the streaming query of ``rows`` until its input ends: each micro-batch to ``consumer`` (the
+    output), to ``--sink`` and, with ``--checkpoint``, committed (a micro-batch committed before a
+    restart is skipped: its output was written)."""
 
+    def each_batch(batch, batch_id: int) -> None:
+        if checkpoint is not None and batch_id <= checkpoint.committed_batch:
+            from rsp.spark.drive import evaluate_only
+
+            evaluate_only(batch)  # written and committed before a restart: only the state is made again
+            return
+        batch = batch.persist()
+        try:
+            consumer(batch, batch_id)
+            out.flush()
+            reporter.write_rejects(batch_id)
+            if args.sink:
+                _sink(batch, args, batch_id, kind)
+        finally:
+            batch.unpersist()
+        if checkpoint is not None:
+            checkpoint.commit(batch_id, reporter.counters())
+
+    try:
+        run.drive(rows, each_batch, stop.requested, available_now=args.available_now, trigger=args.trigger)
+    finally:
+        reporter.close()
+
+
+def _sink(batch, args: argparse.Namespace, batch_id: int, kind: str) -> None:
+    """The micro-batch's answers (atoms, facts) into ``--sink DIR`` as the partition ``batch=<id>``
+    (written again whole when Spark runs the micro-batch again: exactly once)."""
+    from rsp.spark.drive import write_batch
+
+    write_batch(batch, kind, f"{args.sink.rstrip('/')}/batch={batch_id}", args.sink_format or "json")
+
+
+def _run_program(args: argparse.Namespace, out: TextIO, stop: StopSignals, kind: str) -> int:
+    """A LARS (``kind="lars"``) or DatalogMTL program over one stream (:func:`rsp.spark.programs.
+    reason_program`), written as ``rsp lars`` / ``rsp mtl`` write it."""
+    from rsp.spark.answers import ProgramWriter
+    from rsp.spark.drive import Run, program_input
+    from rsp.spark.programs import reason_program
+    from rsp.spark.source import Source
+
+    what = "LARS" if kind == "lars" else "DatalogMTL"
     if len(args.stream) != 1:
-        raise RspError("a LARS program reads one stream: give one --stream SOURCE")
-    source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
-    if args.partition_by:
-        return _run_program_partitioned(args, out, source, stop)
-    checkpoint = _checkpoint(args, "lars", out)
-    program = load(args.program)
+        raise RspError(f"a {what} program reads one stream: give one --stream SOURCE")
+    formats = ("jsonl", "count", "text") if kind == "lars" else ("intervals", "jsonl", "count")
+    if args.format not in formats:
+        raise RspError(f"--format {args.format}: a {what} program writes {', '.join(formats)}")
+    if args.ontology or args.entailment != "none":
+        raise RspError(f"--ontology and --entailment are for queries, not a {what} program")
+    options: dict = {}
+    shorten = None
+    points = None
+    if kind == "lars":
+        if args.horizon or args.points or args.output_predicates:
+            raise RspError("--horizon, --points and --output-predicates are for DatalogMTL programs")
+        from rsp.lars import load
+
+        program = load(args.program)  # errors at their position, before Spark starts
+        options["impossible"] = not args.no_impossible
+        if args.format == "text":
+            from rsp.cli.lars import lars_shortener
+
+            shorten = lars_shortener(program)
+        warnings = program.warnings
+    else:
+        from rsp.cli.mtl import options as mtl_options
+        from rsp.mtl import load
+
+        program = load(args.program)
+        outputs, horizon, points = mtl_options(args)
+        if args.partition_by and args.format != "intervals":
+            raise RspError(
+                f"--format {args.format}: a DatalogMTL program with --partition-by writes intervals"
+            )
+        if args.partition_by and points is not None:
+            raise RspError("--points: a DatalogMTL program with --partition-by reports facts, not points")
+        options.update(outputs=outputs, horizon=args.horizon, points=points)
+        warnings = []
     if not args.quiet:
-        for warning in program.warnings:
+        for warning in warnings:
             print(warning, file=sys.stderr)
-    engine = Engine(program, impossible=not args.no_impossible)
-    fmt = args.format if args.format in ("jsonl", "count", "text") else None
-    if fmt is None:
-        raise RspError(f"--format {args.format}: a LARS program writes jsonl, count or text")
-    spark = _session(args, stop)
-    sink = ResultSink(spark, args.sink, args.sink_format or "json", "lars") if args.sink else None
-    name = Path(args.program).stem
-
-    def emit(t: int) -> None:
-        if fmt == "count":
-            out.write(_time_point_record(t, fmt, [], engine.count()))
-        else:
-            atoms = sorted(format_atom(p, a) for p, a in engine.output())
-            out.write(_time_point_record(t, fmt, atoms, len(atoms)))
-            if sink is not None:
-                sink.add_atoms(name, t, atoms)
-        out.flush()
-
-    def late(time_: int, pred: str, atom_args: tuple) -> None:
-        print(f"{source}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr)
-
-    feeder = ProgramFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error), on_late=late)
-    if sink is not None:
-        feeder.after_batch.append(sink.write)
-    _resume(args, feeder, checkpoint)
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, feeder, frame, checkpoint, stop)
-    _summary(args, feeder, "")
-    return 0
-
-
-def _summary(args: argparse.Namespace, feeder: Feeder, engine_late: str) -> None:
-    if args.quiet:
-        return
-    for line in feeder.summary():
-        print(line + engine_late, file=sys.stderr)
-    elapsed = getattr(feeder, "elapsed", 0.0)
-    print(f"rsp spark: {feeder.batches} micro-batch(es) in {elapsed:.1f} s", file=sys.stderr)
-
-
-def _drive(
-    args: argparse.Namespace, feeder: Feeder, frame, checkpoint: Checkpoint | None, stop: StopSignals
-) -> None:
-    """:func:`rsp.spark.pipeline.drive` with the run's options."""
-    drive(feeder, frame, checkpoint, stop.requested, available_now=args.available_now, trigger=args.trigger)
-
-
-def _run_mtl(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
-    """``rsp spark`` for a DatalogMTL program (rsp/spark/mtl.py)."""
-    from rsp.cli.mtl import options, writer
-    from rsp.mtl import load
-    from rsp.mtl.engine import Engine
-    from rsp.spark.mtl import MtlFeeder
-
-    if len(args.stream) != 1:
-        raise RspError("a DatalogMTL program reads one stream: give one --stream SOURCE")
-    if args.partition_by:
-        source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
-        return _run_mtl_partitioned(args, out, stop, source)
-    for option, value in (("--checkpoint", args.checkpoint), ("--sink", args.sink)):
-        if value:
-            raise RspError(f"{option} is not supported with a DatalogMTL program yet")
-    fmt = args.format if args.format in ("intervals", "jsonl", "count") else None
-    if fmt is None:
-        raise RspError(f"--format {args.format}: a DatalogMTL program writes intervals, jsonl or count")
     source = Source.parse(args.stream[0].rpartition("=")[2] if "=" in args.stream[0] else args.stream[0])
-    program = load(args.program)
-    outputs, horizon, points = options(args)
-    engine = Engine(program, outputs=outputs, horizon=horizon, points=points, late=args.late)
-    write = writer(out, fmt, points is not None)
-
-    def emit(results) -> None:
-        write(results)
-        out.flush()
-
+    checkpoint = _checkpoint(args, kind, out)
     spark = _session(args, stop)
-    feeder = MtlFeeder(engine, emit, str(source), rejects=Rejects(args.reject, print_error))
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, feeder, frame, None, stop)
-    _summary(args, feeder, "")
-    if not args.quiet:
-        unknown = set(outputs or ()) - program.source.head_predicates() - set(engine.store)
+    run = Run(spark, args.checkpoint)
+    frame = program_input(run, source, max_files_per_trigger=args.max_files_per_trigger)
+    text = Path(args.program).read_text(encoding="utf-8")
+    rows = reason_program(
+        frame,
+        text,
+        kind=kind,
+        file=args.program,
+        name=Path(args.program).stem,
+        partition_by=args.partition_by,
+        late=args.late,
+        instants=True,
+        **options,
+    )
+    reporter = Reporter(args, [str(source)])
+    if checkpoint is not None:
+        reporter.restore(checkpoint.counters())
+    consumer = ProgramWriter(
+        kind,
+        args.format,
+        out.write,
+        ordered=args.partition_by is not None,
+        points=points is not None,
+        shorten=shorten,
+        on_late=reporter.on_late_atom,
+        on_reject=reporter.on_reject,
+        read=reporter.read,
+    )
+    reporter.noun = "atoms" if kind == "lars" else "facts"
+    _drive(args, run, rows, consumer, "atom" if kind == "lars" else "fact", checkpoint, reporter, out, stop)
+    reporter.summary(run)
+    if kind == "mtl" and not args.quiet and outputs:
+        unknown = set(outputs) - program.source.head_predicates()
         for pred in sorted(unknown):
             print(f"{args.program}: warning: output predicate {pred} occurs in no rule head", file=sys.stderr)
     return 0
@@ -376,34 +376,3 @@ def _run_mtl(args: argparse.Namespace, out: TextIO, stop: StopSignals) -> int:
 def _is_mtl(args: argparse.Namespace) -> bool:
     """Whether ``rsp spark``'s program is DatalogMTL: ``--mtl``, or a ``.mtl`` file."""
     return bool(getattr(args, "mtl", False)) or Path(args.program).suffix == ".mtl"
-
-
-def _run_mtl_partitioned(args: argparse.Namespace, out: TextIO, stop: StopSignals, source: Source) -> int:
-    """``rsp spark PROGRAM.mtl --partition-by V`` (rsp/spark/resident_mtl.py)."""
-    from rsp.cli.mtl import options
-    from rsp.mtl import load
-    from rsp.spark.resident_mtl import MtlJob, MtlMerger, mtl_keys
-
-    if args.format != "intervals":
-        raise RspError(f"--format {args.format}: a DatalogMTL program with --partition-by writes intervals")
-    if args.points or args.checkpoint or args.sink:
-        option = "--points" if args.points else "--checkpoint" if args.checkpoint else "--sink"
-        raise RspError(f"{option} is not supported with a DatalogMTL program and --partition-by yet")
-    program = load(args.program)
-    keys = mtl_keys(program, args.partition_by)
-    outputs, horizon, _points = options(args)
-    text = Path(args.program).read_text(encoding="utf-8")
-    job = MtlJob(text, args.program, keys, None if outputs is None else tuple(outputs), horizon, args.late)
-    spark = _session(args, stop, engines=True)
-
-    def emit(lines: list[str]) -> None:
-        out.write("".join(line + "\n" for line in lines))
-        out.flush()
-
-    reject, after = _merger_callbacks(args, str(source), None)
-    merger = MtlMerger(spark, job, Path(args.program).stem, emit, reject)
-    merger.after_batch.append(after)
-    frame = read_stream(spark, source, kind="atoms", max_files_per_trigger=args.max_files_per_trigger)
-    _drive(args, merger, frame, None, stop)
-    _summary(args, merger, "")
-    return 0

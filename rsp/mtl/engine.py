@@ -205,6 +205,20 @@ class Engine:
         self._insert(pred, args, iv)
         return results
 
+    def advance(self, time) -> list:
+        """The stream has reached ``time`` without a fact there: every fact still to come starts at
+        ``time`` or later (one that starts before is late), so the model on ``(−∞, time)`` is final, as
+        when a fact starting at ``time`` is pushed (a fact of another engine's, when several engines share
+        one stream's clock); returns the results that became final (as :meth:`push`)."""
+        lo = self.in_unit((time, time, True, True))[0]
+        if self.horizon is not None and lo > self.horizon:
+            return []
+        if self.read_lo is not None and lo <= self.read_lo:
+            return []
+        results = self._step(lo, False) if self.read_lo is not None else []
+        self.read_lo = lo
+        return results
+
     def finish(self) -> list:
         """The end of the stream: close the model up to the horizon and report everything left."""
         horizon = self.horizon

@@ -1,19 +1,18 @@
-"""Apache Spark as a way to feed rsp: the only package that imports pyspark.
+"""rsp on Apache Spark: continuous queries and programs as transformations of a Spark user's own
+streaming DataFrames (:func:`reason`), one engine per key bucket inside Spark's stateful operator, its
+state in Spark's state store; the answers a streaming DataFrame for any of Spark's sinks.
 
-Spark stays at the edge: a source (:func:`read_stream`, Structured Streaming over a directory, a
-file or a socket, lines parsed and timestamped by Spark SQL) and a ``foreachBatch`` sink
-(:func:`attach`) that hands each micro-batch to the engine in the driver as an Arrow table.
-
-    from rsp.runtime import Engine
-    from rsp.spark import attach, read_stream, session
+    from rsp.spark import read_stream, reason, session
 
     spark = session()                      # or your own SparkSession
-    engine = Engine(entailment="rdfs")
-    query = engine.register(open("hot-rooms.rq").read())
-    query.subscribe(print)
-    running = attach(query, read_stream(spark, "incoming/"), stream_iri="http://ex.org/temps")
-    running.awaitTermination()             # … until stopped
-    engine.close()                         # emit the last instants
+    triples = read_stream(spark, "incoming/")   # or any streaming DataFrame with s, p, o, time
+    answers = reason(triples, open("hot-rooms.rq").read(), ontology=["building.ttl"], entailment="rdfs")
+    answers.writeStream.format("parquet").option("path", "out/").option("checkpointLocation", "ck/").start()
+
+LARS and DatalogMTL programs likewise: :func:`reason_program` over a DataFrame of stream lines.
+
+PySpark is imported only when a name that needs it is first asked for (PEP 562): importing a module of
+the package does not import PySpark, pandas and the rest with it.
 """
 
 from __future__ import annotations
@@ -27,39 +26,36 @@ from rsp.lazy import lazy_exports
 from rsp.spark.session import java_executable, session
 
 _EXPORTS = {
-    "ProgramFeeder": "rsp.spark.feed",
-    "QueryFeeder": "rsp.spark.feed",
-    "Rejects": "rsp.spark.feed",
-    "recheck_triple": "rsp.spark.feed",
-    "attach": "rsp.spark.pipeline",
-    "start": "rsp.spark.pipeline",
-    "ResultSink": "rsp.spark.sink",
+    "reason": "rsp.spark.reasoner",
+    "reason_program": "rsp.spark.programs",
+    "ProgramWriter": "rsp.spark.answers",
+    "output_schema": "rsp.spark.reasoner",
+    "InstantWriter": "rsp.spark.answers",
+    "Run": "rsp.spark.drive",
     "Source": "rsp.spark.source",
     "read_stream": "rsp.spark.source",
 }
-"""Where each name of the package comes from, imported when first asked for (PEP 562): importing a
-module of the package (the engine hosts' :mod:`rsp.spark.hosts`, the workers' :mod:`rsp.spark.daemon`)
-does not import PySpark, pandas and the rest of the driver's side with it."""
+"""Where each name of the package comes from, imported when first asked for."""
 
 if TYPE_CHECKING:
-    from rsp.spark.feed import ProgramFeeder, QueryFeeder, Rejects, recheck_triple
-    from rsp.spark.pipeline import attach, start
-    from rsp.spark.sink import ResultSink
+    from rsp.spark.answers import InstantWriter, ProgramWriter
+    from rsp.spark.drive import Run
+    from rsp.spark.programs import reason_program
+    from rsp.spark.reasoner import output_schema, reason
     from rsp.spark.source import Source, read_stream
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "ProgramFeeder",
-    "QueryFeeder",
-    "Rejects",
-    "ResultSink",
+    "InstantWriter",
+    "ProgramWriter",
+    "Run",
     "Source",
-    "attach",
     "java_executable",
+    "output_schema",
     "read_stream",
-    "recheck_triple",
+    "reason",
+    "reason_program",
     "session",
-    "start",
 ]

@@ -20,6 +20,7 @@ instant up to the first one after the newest element, as :meth:`rsp.runtime.Engi
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,9 +28,16 @@ import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-DATA, BOUNDS, END = 0, 1, 2
+from rsp.errors import LateElementError
+from rsp.io.late import late_message
+
+DATA, BOUNDS, END, RECHECK, REJECT, COUNT = 0, 1, 2, 3, 4, 5
 """Row kinds: an element; an input partition's bounds (``time``: its earliest element, ``order``: that
-element's order, ``latest``: its newest element's time); the end of the input."""
+element's order, ``latest``: its newest element's time); the end of the input; a line for rsp's parser
+(before the bounds step reads it); a line rsp could not read (``detail``: JSON of the line, its file and
+the reason); an input partition's count of lines and of elements per stream number (``detail``: JSON
+``{"lines": {n: count}, "triples": {n: count}}``, to bucket 0, which writes it as a row of kind
+``read``)."""
 
 ELEMENTS = StructType(
     [
@@ -101,6 +109,8 @@ class Runner:
 
     version: int = 0
     out: list
+    name: str
+    """The ``query`` column of the runner's rows."""
 
     def replay(self, rows: list[tuple], state: BucketState) -> None:
         """Rebuild from the state: the kept elements (:data:`ELEMENTS` rows, in time then arrival order),
@@ -174,6 +184,11 @@ class BucketProcessor(StatefulProcessor):
         """A new, empty runner for ``bucket``."""
         raise NotImplementedError
 
+    def bounds(self, rows: pd.DataFrame):
+        """What the micro-batch's bounds rows tell every bucket (what :meth:`Runner.take` is given; a
+        subclass whose times are not integers reads more of the rows)."""
+        return Bounds.of(rows)
+
     def _step(self, bucket: int, frame: pd.DataFrame) -> list:
         job = self.job
         state = BucketState.read(self.state)
@@ -187,7 +202,12 @@ class BucketProcessor(StatefulProcessor):
                 live.replay([], state)
             live.out = []
         kind = frame["kind"]
-        bounds = Bounds.of(frame[kind == BOUNDS])
+        rejected = frame[kind == REJECT]
+        for order, detail in zip(rejected["order"].tolist(), rejected["detail"].tolist(), strict=True):
+            live.out.append((live.name, None, "reject", int(order), detail))
+        for detail in frame.loc[kind == COUNT, "detail"].tolist():  # an input partition's lines, to bucket 0
+            live.out.append((live.name, None, "read", 0, detail))
+        bounds = self.bounds(frame[kind == BOUNDS])
         if bounds is not None:
             data = frame[kind == DATA]
             if len(data):
@@ -260,7 +280,7 @@ class QueryRunner(Runner):
         from rsp.query.compile import compile_text
         from rsp.runtime import Engine
 
-        self.job, self.instants = job, instants
+        self.job, self.instants, self.name = job, instants, job.name
         query = compiled(
             job.ident, lambda: compile_text(job.text, job.file, static=job.static, entailment=job.entailment)
         )
@@ -273,15 +293,17 @@ class QueryRunner(Runner):
     def _result(self, result) -> None:
         out, name, time = self.out, result.query, result.time
         if self.instants:
-            out.append((name, time, "instant", 0))
+            out.append((name, time, "instant", 0, None))
         if result.bindings is not None:
-            out += [(name, time, "answer", rank, dict(b)) for rank, b in enumerate(result.bindings)]
+            out += [(name, time, "answer", rank, None, dict(b)) for rank, b in enumerate(result.bindings)]
         elif result.triples is not None:
             from rsp.io.ntriples import as_triple
 
-            out += [(name, time, "answer", rank, *as_triple(t)) for rank, t in enumerate(result.triples)]
+            out += [
+                (name, time, "answer", rank, None, *as_triple(t)) for rank, t in enumerate(result.triples)
+            ]
         else:
-            out.append((name, time, "answer", 0, bool(result.boolean)))
+            out.append((name, time, "answer", 0, None, bool(result.boolean)))
 
     def replay(self, rows: list[tuple], state: BucketState) -> None:
         engine, handle, streams = self.engine, self.handle, self.job.streams
@@ -315,11 +337,15 @@ class QueryRunner(Runner):
     def _push(self, data: pd.DataFrame, times: list, orders: list) -> list[int]:
         """The bucket's elements in time order, each run of one stream in one call; late ones reported
         (``late`` rows: the element's time and order)."""
-        engine, streams, name = self.engine, self.job.streams, self.job.name
+        engine, handle, streams, name = self.engine, self.handle, self.job.streams, self.job.name
         stream_of = data["stream"].astype("int64").tolist()
         triples = list(zip(data["s"].tolist(), data["p"].tolist(), data["o"].tolist(), strict=True))
-        late: list[int] = []
-        engine.on_late_element = lambda _handle, index: late.append(index)
+        late: dict[int, int | None] = {}
+
+        def judged(_handle, index: int) -> None:
+            late[index] = handle.closed_until
+
+        engine.on_late_element = judged
         kept: list[int] = []
         try:
             i, n = 0, len(times)
@@ -327,12 +353,21 @@ class QueryRunner(Runner):
                 j = i + 1
                 while j < n and stream_of[j] == stream_of[i]:
                     j += 1
-                del late[:]
-                engine.push_sorted(times[i:j], triples[i:j], streams[stream_of[i]], plain=True)
-                dropped = {i + k for k in late}
+                late.clear()
+                try:
+                    engine.push_sorted(times[i:j], triples[i:j], streams[stream_of[i]], plain=True)
+                except LateElementError as err:  # late="fail": which element, as rsp run says it
+                    k = i + min(late, default=0)
+                    s, p, o = triples[k]
+                    raise LateElementError(
+                        f"{late_message(times[k], err.instant)} in {streams[stream_of[k]]}: {s} {p} {o} .",
+                        time=times[k],
+                        instant=err.instant,
+                    ) from None
                 for k in range(i, j):
-                    if k in dropped:
-                        self.out.append((name, times[k], "late", orders[k]))
+                    if k - i in late:
+                        detail = {"stream": stream_of[k], "triple": list(triples[k]), "instant": late[k - i]}
+                        self.out.append((name, times[k], "late", orders[k], json.dumps(detail)))
                     else:
                         kept.append(k)
                 i = j

@@ -1,9 +1,10 @@
 """Stream sources in Spark: a directory that receives files, one file, or a socket, read as lines and
-parsed by Spark SQL regexes into the columns a feeder takes (see :mod:`rsp.spark.feed`).
+parsed by Spark SQL regexes into the columns :func:`rsp.spark.reason` takes (:func:`read_stream`).
 
 The regexes are Java ports of rsp's own fast path (:mod:`rsp.io.ntriples`): a strict subset of
 N-Triples, so a line they accept is a line :func:`rsp.io.ntriples.parse_line` accepts. Lines they
-do not take keep null terms and go to the driver, where rsp's parser decides (and explains).
+do not take keep null terms and their text: the reading step before the engines' shuffle reads them with
+rsp's parser (:func:`rsp.spark.syntax.recheck_triple`), which decides and explains.
 """
 
 from __future__ import annotations
@@ -114,10 +115,10 @@ def read_stream(
     ``<time> <atom>`` lines). Blank and comment lines are left out. Columns:
 
     * ``s``, ``p``, ``o`` — the terms (N-Triples syntax), null where the fast regex did not take the
-      line (always null for ``atoms``: the driver parses atoms);
+      line (always null for ``atoms``: rsp's parser reads atoms);
     * ``time`` — from the ``# <ms>`` comment (or the leading time of an atom line), else null;
-    * ``line`` — the text of a line Spark did not fully parse (null for the others: half the data
-      handed to the driver saved; always the text for ``atoms``);
+    * ``line`` — the text of a line Spark did not fully parse (null for the others; always the text
+      for ``atoms``);
     * ``file`` — the source file's URI (null for a socket);
     * ``file_time``, ``block`` — the file's modification time and the start of the file split the line
       is in (with the row position, the order of lines within a micro-batch);
@@ -126,20 +127,6 @@ def read_stream(
     if isinstance(source, str):
         source = Source.parse(source)
     return parse_lines(_lines(spark, source, max_files_per_trigger), kind)
-
-
-def read_lines(
-    spark: SparkSession, source: str | Source, *, max_files_per_trigger: int | None = None
-) -> DataFrame:
-    """The streaming DataFrame of an N-Triples source's lines as Spark reads them, for the driver to
-    parse (:mod:`rsp.spark.lines`, which also drops blank and comment lines): ``value`` (the line),
-    ``file``, ``file_time``, ``block`` and ``arrival`` as :func:`read_stream` has them.
-
-    Spark's own filter of blank lines (``rlike``: each line decoded to a Java string and matched) cost
-    more than Arrow's check of the few lines the fast-path pattern does not take."""
-    if isinstance(source, str):
-        source = Source.parse(source)
-    return _lines(spark, source, max_files_per_trigger)
 
 
 def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
@@ -163,7 +150,7 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
         # free of the separator when the rewrite splits in four (a search of the whole line for the
         # separator took ≈ 6 % of the JVM's samples)
         parsed = (F.size(fields) == 4) & (F.col("_rewritten") != value)
-        # a time too large for a long is null (the line goes to the driver, which rejects it), not an error
+        # a time too large for a long is null (the line goes to rsp's parser, which rejects it), not an error
         s, time = F.when(parsed, fields[0]), F.when(parsed, F.nullif(fields[3], F.lit(""))).try_cast("long")
         return split.select(
             s.alias("s"),
@@ -175,7 +162,7 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
             "file_time",
             "block",
             "arrival",
-            *(["stream"] if "stream" in lines.columns else []),  # a union's (rsp.spark.pipeline.union)
+            *(["stream"] if "stream" in lines.columns else []),  # a union of sources with a stream column
         )
     if kind == "atoms":
         time = F.coalesce(_group(ATOM_TIME, 1), _group(TIME, 1)).try_cast("long")
@@ -191,3 +178,18 @@ def parse_lines(lines: DataFrame, kind: str = "ntriples") -> DataFrame:
             "arrival",
         )
     raise RspError(f"unknown stream kind {kind!r} (expected ntriples or atoms)")
+
+
+def display_path(uri: str | None) -> str:
+    """A file URI as Spark reports it (a rejected line's ``file``), as a local path for people (other
+    URIs unchanged; a socket's lines have none).
+
+    >>> display_path("file:/tmp/in%20dir/a.nt"), display_path("hdfs://nn/x.nt"), display_path(None)
+    ('/tmp/in dir/a.nt', 'hdfs://nn/x.nt', '<socket>')
+    """
+    from urllib.parse import unquote, urlparse
+
+    if uri is None:
+        return "<socket>"
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri

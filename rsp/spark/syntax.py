@@ -1,10 +1,10 @@
-"""The N-Triples fast path (the ASCII subset of :mod:`rsp.io.ntriples`) as regular expressions that Java
-(Spark SQL's ``regexp_replace``/``rlike``) and RE2 (Arrow's ``extract_regex``, in the driver) both run:
-only constructs the two read alike (classes written out, ``\\x{…}``, ``\\z``, ``(?:…)``).
+"""The N-Triples fast path (the ASCII subset of :mod:`rsp.io.ntriples`) as regular expressions Java runs
+(Spark SQL's ``regexp_replace``/``rlike``), written with constructs Java and Python read alike (classes
+written out, ``\\x{…}``, ``\\z``, ``(?:…)``), and the recheck of the lines they do not take.
 
-A line either pattern takes is a line :func:`rsp.io.ntriples.parse_line` takes, with the same terms
-and time (``tests/spark/test_spark_feed.py`` checks both engines against rsp's parser on generated lines);
-lines they do not take go to rsp's parser in the driver, which decides and explains.
+A line the pattern takes is a line :func:`rsp.io.ntriples.parse_line` takes, with the same terms and
+time (``tests/spark/test_spark_syntax.py`` checks it against rsp's parser on generated lines); lines it
+does not take go to rsp's parser (:func:`recheck_triple`) in the reading step, which decides and explains.
 """
 
 from __future__ import annotations
@@ -59,21 +59,50 @@ def triple(group: Callable[[str, str], str]) -> str:
 TRIPLE = triple(lambda _name, body: f"({body})")
 """A plain well-formed N-Triples line, groups 1-3 the terms, 4 the ``# <ms>`` time if there is one
 (as Spark runs it)."""
-TRIPLE_NAMED = triple(lambda name, body: f"(?P<{name}>{body})")
-""":data:`TRIPLE` with named groups ``s``, ``p``, ``o``, ``t`` (as Arrow's ``extract_regex`` wants)."""
-TIME_DIGITS = 18
-"""Times of more digits go to rsp's parser (a long holds every 18-digit number)."""
-CANONICAL = rf"^(?:{_SUBJECT}) {_IRI} (?:{_OBJECT}) \. # [0-9]{{1,{TIME_DIGITS}}}\z"
-"""A line :data:`TRIPLE` takes in the form stream writers give it: ``S P O . # T``, one space between
-the parts, a time of at most :data:`TIME_DIGITS` digits, nothing else. Its subject and predicate hold
-no space and its object ends at the line's last ``" . # "``, so splits at spaces take the groups
-:data:`TRIPLE` would (RE2 only: the driver's parse, :func:`rsp.spark.lines.parse`)."""
 TIME = r"#[ \t]*([0-9]+)[ \t\r]*\z"
 """The ``# <ms>`` time comment at the end of a line."""
 ATOM_TIME = r"^[ \t]*(-?[0-9]+)"
 """The leading time of an atom-stream line (``36 a(x1,y)``)."""
 _NOT_LINE_END = r"[^\n\r\x{85}\x{2028}\x{2029}]"
 """Java's ``.`` (any character but its line terminators), which RE2's ``.`` (all but ``\n``) is not."""
-NTRIPLES_BLANK = rf"^[ \t\r\x{{FEFF}}]*(#{_NOT_LINE_END}*)?\z"
-"""A blank or comment line of an N-Triples stream (Spark drops them; in the driver, Arrow)."""
+NTRIPLES_BLANK = rf"^\x{{FEFF}}?[ \t\r]*(#{_NOT_LINE_END}*)?\z"
+"""A blank or comment line of an N-Triples stream (Spark drops them): a byte order mark only at the start,
+as rsp's parser takes it."""
 ATOMS_BLANK = r"^[ \t\r\x{FEFF}]*([%#].*)?\z"
+
+
+MAX_TIME = 2**63 - 1
+"""The largest time (ms) a stream line may give: Spark's long."""
+
+
+def recheck_triple(line: str, arrival: int | None = None) -> tuple[int, tuple[str, str, str]] | None:
+    """Time and triple of a line the fast path did not take, decided by rsp's N-Triples parser.
+
+    ``None`` for a blank or comment line; ``ValueError`` with the reason for a malformed one. A
+    line needs a ``# <ms>`` time comment unless ``arrival`` (its arrival time) is given.
+
+    >>> recheck_triple('<http://s> <http://p> "é" . # 7')
+    (7, ('<http://s>', '<http://p>', '"é"'))
+    >>> recheck_triple("<http://s> <http://p> <http://o> .", arrival=1234)
+    (1234, ('<http://s>', '<http://p>', '<http://o>'))
+    >>> recheck_triple("<http://s> <http://p> <http://o> .")
+    Traceback (most recent call last):
+    ...
+    ValueError: missing time comment (expected '. # <milliseconds>')
+    """
+    from rsp.io.ntriples import parse_line
+
+    parsed = parse_line(line)
+    if parsed is None:
+        return None
+    triple, comment = parsed
+    word = comment.split(None, 1)[0] if comment and comment.strip() else ""
+    if word.isascii() and word.isdigit():
+        if int(word) > MAX_TIME:
+            raise ValueError(f"time {word} is out of range (at most {MAX_TIME} ms)")
+        return int(word), triple
+    if arrival is not None and not (word and word[0] in "0123456789-+"):
+        return arrival, triple
+    if comment is None:
+        raise ValueError("missing time comment (expected '. # <milliseconds>')")
+    raise ValueError(f"time comment {word!r} is not a time (milliseconds ≥ 0)")

@@ -150,23 +150,27 @@ def test_order_by_ties_come_in_the_answer_order() -> None:
     assert ties > 20
 
 
-def test_partitioned_merge_writes_the_answer_order() -> None:
-    """The driver's merge of the keys' answers (rsp/spark/partitioned.py, no Spark needed): the union,
-    written in the answer's order whatever order the keys' answers came in."""
-    from rsp.spark.partitioned import Merger
+def test_partitioned_answers_are_written_in_the_answer_order() -> None:
+    """rsp spark's writer of the buckets' answers (rsp.spark.InstantWriter with ``ordered``, no Spark
+    run needed): the union, written in the answer's order whatever order the buckets' answers came in."""
+    pytest.importorskip("pyspark")
+    from rsp.spark.answers import InstantWriter
 
     written = []
-    merger = Merger("Q", ("v", "n"), 1000, written.append, lambda row: None)
+    writer = InstantWriter("Q", "select", ("v", "n"), written.append, ordered=True)
     answers = [{"v": f"<http://ex.org/bus{k}>", "n": f'"{k % 3}"^^{INT}'} for k in range(12)]
-    answers.append({"v": "<http://ex.org/bus5>"})
+    answers.append({"v": "<http://ex.org/bus5>", "n": None})
     random.Random(1).shuffle(answers)
-    merger.add(1000, answers[:6])
-    merger.add(1000, answers[6:])
-    merger.first = 0
-    merger.flush(1000)
+    rows = [{"kind": "instant", "time": 1000, "rank": 0, "detail": None, "bindings": None}]
+    rows += [
+        {"kind": "answer", "time": 1000, "rank": k % 6, "detail": None, "bindings": b}
+        for k, b in enumerate(answers)
+    ]
+    writer.take(rows)
     (result,) = written
     in_answer_order([{"time": 1000, "bindings": result.bindings}], ("v", "n"), order_by=False)
-    assert sorted(map(json.dumps, result.bindings)) == sorted(map(json.dumps, answers))
+    bound = [{k: v for k, v in b.items() if v is not None} for b in answers]
+    assert sorted(map(json.dumps, result.bindings)) == sorted(map(json.dumps, bound))
 
 
 _SEEDED_RUN = """

@@ -37,7 +37,7 @@ pytest.importorskip("pyspark")
 pd = pytest.importorskip("pandas")
 
 from rsp.spark import processor as P  # noqa: E402
-from rsp.spark.reasoner import BUCKET, _bounds_function, output_schema  # noqa: E402
+from rsp.spark.reasoner import BUCKET, bounds_function, output_schema  # noqa: E402
 
 GOLDEN_ROOT = GOLDEN_SPARK
 EX = "http://ex.org/"
@@ -133,7 +133,7 @@ def _tagged(batch: list[Element], parts: list[int], buckets: int) -> pd.DataFram
                 "latest": None,
             }
         )
-        frames += list(_bounds_function(buckets)(iter([frame])))
+        frames += list(bounds_function(buckets)(iter([frame])))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -142,7 +142,7 @@ def _end(buckets: int) -> pd.DataFrame:
         {BUCKET: [-1], "kind": [P.END], "time": [0], "order": [0], "stream": [0], "s": [None], "p": [None],
          "o": [None], "latest": [None]}
     )  # fmt: skip
-    return pd.concat(list(_bounds_function(buckets)(iter([frame]))), ignore_index=True)
+    return pd.concat(list(bounds_function(buckets)(iter([frame]))), ignore_index=True)
 
 
 class _Spark:
@@ -185,18 +185,21 @@ def _buckets(batches: list[list[Element]], splits: list[list[int]], buckets: int
     spark.batch(_end(buckets))
     answers: dict[int, list[str]] = {}
     instants: list[int] = []
-    late = 0
-    for query, time, kind, _rank, bindings in spark.rows:
+    late = read = 0
+    for query, time, kind, _rank, _detail, bindings in spark.rows:
         assert query == "Sums"
         if kind == "instant":
             instants.append(time)
         elif kind == "late":
             late += 1
+        elif kind == "read":  # an input partition's count of its elements, to bucket 0
+            read += sum(json.loads(_detail)["triples"].values())
         else:
             answers.setdefault(time, []).append(
                 json.dumps({k: v for k, v in bindings.items() if v}, sort_keys=True)
             )
     assert len(instants) == len(set(instants)), "an instant reported twice"
+    assert read == sum(map(len, batches)), "every element read is counted once"
     return {t: sorted(answers.get(t, [])) for t in instants}, late
 
 

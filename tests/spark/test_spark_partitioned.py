@@ -36,8 +36,12 @@ def _positions(seed: int, elements: int) -> list[str]:
     lines = []
     for k in range(elements):
         vehicle = rng.randrange(6) if k < elements // 2 else rng.randrange(3)
-        lines.append(f'<http://ex.org/bus{vehicle}> <http://ex.org/speed> "{rng.randrange(40)}"^^{INT} . # {k * 250}\n')
-        lines.append(f"<http://ex.org/bus{vehicle}> <http://ex.org/at> <http://ex.org/stop{rng.randrange(4)}> . # {k * 250}\n")
+        lines.append(
+            f'<http://ex.org/bus{vehicle}> <http://ex.org/speed> "{rng.randrange(40)}"^^{INT} . # {k * 250}\n'
+        )
+        lines.append(
+            f"<http://ex.org/bus{vehicle}> <http://ex.org/at> <http://ex.org/stop{rng.randrange(4)}> . # {k * 250}\n"
+        )
     return lines
 
 
@@ -84,7 +88,9 @@ def _odd(line: str, k: int) -> str:
             return line.replace("<http://ex.org/bus", "<http://ex.org/b\\u0075s")
 
 
-def test_partitioned_lines_only_rsp_parses_reach_their_key(tmp_path: Path, spark, no_streams_left, capsys) -> None:
+def test_partitioned_lines_only_rsp_parses_reach_their_key(
+    tmp_path: Path, spark, no_streams_left, capsys
+) -> None:
     """Lines Spark's regex does not take go to every partition, each partition's step parses them and
     keeps the keys Spark's shuffle gives it: the answers are rsp run's (an odd line of bus1 counts in
     the engine that has bus1's other lines), malformed lines are reported once."""
@@ -203,7 +209,9 @@ GROUP BY ?v
 """
 
 
-def test_partitioned_lateness_across_micro_batches_as_rsp_run(tmp_path: Path, spark, no_streams_left, capsys) -> None:
+def test_partitioned_lateness_across_micro_batches_as_rsp_run(
+    tmp_path: Path, spark, no_streams_left, capsys
+) -> None:
     """One file per micro-batch, elements out of order across them: rsp run's answers and late count."""
     batches = [[("bus0", 3775)], [("bus1", 2500)], [("bus0", 5500), ("bus0", 6000)], [("bus2", 4900)],
                [("bus0", 3100)], [("bus0", 7000)]]  # fmt: skip
@@ -235,13 +243,18 @@ def test_refusals_come_before_spark_starts(tmp_path: Path, capsys) -> None:
     query.write_text(QUERY.format(policy="QUERY").replace("GROUP BY ?v", "GROUP BY ?v ORDER BY ?v"))
     (tmp_path / "in").mkdir()
     assert main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v"]) == 2
-    assert "--partition-by ?v: ORDER BY, LIMIT and OFFSET rank answers across partitions" in capsys.readouterr().err
+    assert (
+        "--partition-by ?v: ORDER BY, LIMIT and OFFSET rank answers across partitions"
+        in capsys.readouterr().err
+    )
     cooling = ROOT / "examples" / "cooling" / "cooling.lars"
     assert main(["spark", str(cooling), "--stream", str(tmp_path / "in"), "--partition-by", "V"]) == 2
     assert "cooling.lars:5:1: --partition-by V: the head steam(…) does not use V" in capsys.readouterr().err
     ontology = ["--ontology", str(ROOT / "ontologies" / "transport.ttl"), "--entailment", "owlrl"]
     query.write_text(TRAINS)
-    assert main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v", *ontology]) == 2
+    assert (
+        main(["spark", str(query), "--stream", str(tmp_path / "in"), "--partition-by", "?v", *ontology]) == 2
+    )
     assert "(owl:sameAs) derives" in capsys.readouterr().err
 
 
@@ -277,7 +290,9 @@ def _atom_lines(seed: int, points: int) -> list[str]:
         (None, _atom_lines(11, 60)),
     ],
 )
-def test_partitioned_program_equals_one_engine(tmp_path: Path, spark, no_streams_left, program, lines) -> None:
+def test_partitioned_program_equals_one_engine(
+    tmp_path: Path, spark, no_streams_left, program, lines
+) -> None:
     if program is None:
         program = tmp_path / "p.lars"
         program.write_text(PROGRAM)

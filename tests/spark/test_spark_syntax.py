@@ -112,29 +112,22 @@ def test_spark_fast_path_accepts_only_what_rsp_accepts() -> None:
         assert triple.match(bad) is None
 
 
-def _bom_inside(text: str) -> bool:
-    """A byte order mark after the line's first character, before any comment: Spark's blank-line
-    pattern takes it for space, rsp's parser only at the very start (see the xfail test below)."""
-    return "\ufeff" in text[1:].split("#", 1)[0]
-
-
 @settings(max_examples=500, deadline=None)
 @given(text=BLANKISH.map(lambda text: text.replace("\r", "")))
 def test_spark_drops_only_the_blank_and_comment_lines_rsp_drops(text) -> None:
     """A line Spark's blank-line pattern drops is one rsp's parser reads as blank or comment
     (``recheck_triple`` gives None): Spark loses no triple and hides no malformed line. (Lines as Spark's
     text and socket sources give them: split at CR as well as LF, so no CR in a line.)"""
-    if _java(NTRIPLES_BLANK).match(text) and not _bom_inside(text):
+    if _java(NTRIPLES_BLANK).match(text):
         assert parse_line(text) is None
         assert recheck_triple(text) is None
         assert _java(TRIPLE).match(text) is None
 
 
-@pytest.mark.xfail(strict=True, reason="NTRIPLES_BLANK takes a BOM anywhere for space, rsp only at the start")
 @pytest.mark.parametrize("text", [" \ufeff", "\ufeff\ufeff", "\t\ufeff # x"])
 def test_spark_keeps_the_lines_with_a_bom_inside_that_rsp_refuses(text: str) -> None:
-    """rsp's parser refuses these lines (rsp run rejects them); Spark's blank-line pattern drops them
-    silently. Strict: passes, and so fails, once the two agree."""
+    """rsp's parser refuses these lines (rsp run rejects them): Spark's blank-line pattern keeps them, so
+    that rsp's parser rejects them with a reason (a byte order mark is blank only at a line's start)."""
     with pytest.raises(ValueError):
         parse_line(text)
     assert not _java(NTRIPLES_BLANK).match(text)

@@ -69,7 +69,7 @@ browser:
 		fi; }
 
 test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
-	RSP_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q $(JOBS)
+	RSP_REQUIRE_BROWSER=1 RSP_REQUIRE_CLUSTER=1 $(BIN)/python -m pytest -q $(JOBS)
 
 # Record each test file's seconds (tests/durations.json), which orders the files for the workers: the
 # longest first (tests/conftest.py). Run it when files were added or got much slower or faster.

@@ -1,39 +1,44 @@
-"""Spark benchmarks: triples per second from files through Spark into the engine, against ``rsp run``
-on the same lines in the same run, and the latency floor of a micro-batch.
+"""Is rsp's Spark plugin worth its cores? Throughput per core of :func:`rsp.spark.reason` against ``rsp run``
+on the same stream, partitioned and not, and against the Spark path of an older tree, round robin in one
+run (issue 43, item 5).
 
-    python benchmarks/spark.py [--quick] [--lines N] [--data DIR] [--repeat K] [--throughput]
+    python benchmarks/spark.py [--elements N] [--keys K] [--batches B] [--repeat R] [--cores C]
+                               [--before DIR] [--no-job] [--data DIR] [--quick]
+    python benchmarks/spark.py --profile [--elements N] [--keys K] [--batches B] [--partition-by ?v]
 
-1. Throughput: N generated lines (``<http://ex.org/eK> <http://ex.org/p> "K"^^xsd:integer . # K``, one
-   element per ms) counted by ``SELECT (COUNT(*) AS ?n) … [RANGE 1s STEP 1s]``:
-   ``rsp run`` over the file; ``rsp spark --available-now`` over a directory holding it as one file (one
-   micro-batch); and over ten files taken one per micro-batch (``--max-files-per-trigger 1``). Each
-   command is a subprocess timed from start to exit; for Spark the time inside the streaming query
-   (from the run's summary) is reported too, without the ≈5 s session start, and checked against the
-   issue's target of 100k triples/s. ``--repeat K`` runs the three commands K times round robin and
-   keeps the fastest of each (this machine's noise is large). The outputs must be equal.
-   ``--throughput`` runs this section alone.
-2. Latency floor: 20 one-line files read one per micro-batch against the same files in one micro-batch;
-   the difference per micro-batch is the cost of a micro-batch (offset and commit logs, job scheduling,
-   Arrow hand-over).
-3. Partitioned vs single process: a per-vehicle query (``GROUP BY ?v`` over a 10 s window) on 100
-   vehicles, with ``rsp run``, with ``rsp spark`` (one engine in the driver) and with ``rsp spark
-   --partition-by ?v`` (one engine per vehicle on the executors); answers compared per instant.
+The stream: N elements (200,000 by default, 400,000 triples), one per ms, each a vehicle's speed and place
+(``vehicle_lines``), K vehicles (1,000); the query (``PARTITIONED_QUERY``) groups by vehicle over a
+``[RANGE 10s STEP 1s]`` window, so every instant has an answer per vehicle. ``rsp run`` reads it as one
+file; Spark as B files (8) taken one per micro-batch (``--available-now --max-files-per-trigger 1``).
 
-    python benchmarks/spark.py --scale-out [--lines N] [--keys K] [--batches B] [--repeat R]
+The commands, each a subprocess timed from start to exit, R rounds (3) round robin, the order rotated
+each round; every command writes its answers to a file, as its user would:
 
-4. Scale-out alone (``--scale-out``): the per-vehicle query over N triples (1,000,000 by default) and K
-   vehicles (1,000), B micro-batches (10), ``rsp run`` against ``rsp spark --partition-by ?v`` with
-   the engine hosts (rsp/spark/hosts.py) and with the engines in Spark's Python workers
-   (``RSP_SPARK_HOSTS=0``), R rounds round robin: wall and in-query time, in-query throughput per core
-   (triples/s ÷ the master's cores) against ``rsp run``'s single-core throughput (triples ÷ wall), the
-   ratio, partition engine rebuilds, and where the in-query time goes (the partitions' steps summed,
-   the Spark jobs, the driver's merge) from the run's summary.
+* ``rsp run`` — one engine, one core;
+* ``rsp spark --partition-by ?v`` — the command over the plugin, the vehicles' engines in key buckets
+  (``spark.sql.shuffle.partitions`` of them) in Spark's stateful operator, on ``local[C]`` (C = 2);
+* ``plugin job --partition-by ?v`` — a Spark user's own job (:func:`job` below, this file with
+  ``--job``): ``read_stream`` → ``reason`` → ``writeStream.format("parquet")``, its checkpoint, trigger
+  ``availableNow``: no driver-side writer;
+* ``rsp spark`` — the same command, not partitioned: one bucket, one engine;
+* with ``--before DIR`` (a worktree of the code before issue 43: ``git worktree add --detach
+  /tmp/rsp-verify 921a648``) its ``rsp spark --partition-by ?v`` and ``rsp spark``, run from that tree.
 
-Every figure is printed with the 1-minute load average before and after its run (the machine is
-shared: compare ratios measured in the same run, not figures of different runs). Results are printed
-(µs per triple, triples/s, ratio to ``rsp run``) and written as JSON to
-``benchmarks/results/``. Timings are reported, never asserted: the exit status is 1 only when a run
-fails or outputs differ.
+Outputs: every ``rsp spark``'s output file must equal ``rsp run``'s byte for byte; the job's Parquet
+answers must equal ``rsp run``'s at every instant it closed (a job that never ends its input leaves the
+last instants open). Figures, medians over the rounds: wall time; time in the streaming query (from the
+command's summary, without the JVM's and session's start); triples per second per core (``rsp run``:
+triples ÷ wall, one core; Spark: triples ÷ time in the query ÷ C); and the ratio of ``rsp run``'s per-core
+throughput to each command's (the goal for the partitioned plugin: ≤ 3). Each run's 1-minute load average
+before and after is kept (the machine is shared: compare ratios within one run). Results go to
+``benchmarks/results/*-spark.json``. Timings are reported, never asserted: the exit status is 1 only
+when a run fails or an output differs.
+
+``--profile`` runs the partitioned plugin job once in this process, its stateful processor wrapped in
+timers (the state handles' calls; the rest of a bucket's call is the engine and the pandas around it),
+and prints where each micro-batch's time goes: Spark's own figures per micro-batch (``addBatch``, the
+stateful operator's update and commit time) and, per bucket call, the rows in and out, the list state's
+reads, appends and rewrites (rows and seconds), the engine's remainder, and the Python worker that ran it.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,16 +61,26 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
-QUERY = """REGISTER QUERY Count AS
-SELECT (COUNT(*) AS ?n)
-FROM STREAM <http://ex.org/s> [RANGE 1s STEP 1s]
-WHERE { ?s <http://ex.org/p> ?o }
-"""
 XSD_INTEGER = "<http://www.w3.org/2001/XMLSchema#integer>"
 
+PARTITIONED_QUERY = """REGISTER QUERY Slow AS
+PREFIX ex: <http://ex.org/>
+SELECT ?v (COUNT(?s) AS ?n) (MIN(?s) AS ?slowest) (COUNT(DISTINCT ?place) AS ?places)
+FROM STREAM <http://ex.org/pos> [RANGE 10s STEP 1s]
+WHERE { ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }
+GROUP BY ?v
+"""
+"""Per vehicle over the last 10 s: how many slow readings, the slowest, at how many places."""
 
-def line(k: int) -> str:
-    return f'<http://ex.org/e{k}> <http://ex.org/p> "{k}"^^{XSD_INTEGER} . # {k}\n'
+
+def vehicle_lines(elements: int, vehicles: int) -> list[str]:
+    """Per-vehicle positions: every ms one vehicle reports its speed and place (a partitionable stream)."""
+    lines = []
+    for k in range(elements):
+        v = (k * 7919) % vehicles
+        lines.append(f'<http://ex.org/bus{v}> <http://ex.org/speed> "{k * 31 % 40}"^^{XSD_INTEGER} . # {k}\n')
+        lines.append(f"<http://ex.org/bus{v}> <http://ex.org/at> <http://ex.org/stop{k * 13 % 50}> . # {k}\n")
+    return lines
 
 
 def write_files(directory: Path, lines: list[str], parts: int) -> list[Path]:
@@ -82,365 +98,551 @@ def write_files(directory: Path, lines: list[str], parts: int) -> list[Path]:
     return paths
 
 
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
+SUMMARY = re.compile(r"(\d+) micro-batch\(es\) in ([0-9.]+) s")
+"""The summary line of ``rsp spark`` (both trees) and of :func:`job`."""
+
+
+def timed(command: list[str], tree: Path, output: Path, timeout: float = 3600) -> dict[str, Any]:
+    """Run ``command`` (a Python module or script and its arguments) with ``tree`` first on the path and
+    as working directory, stdout to ``output``: wall time, time in the streaming query (the summary),
+    exit code, and the load average before and after."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-REBUILDS = r"([0-9,]+) partition engine rebuild\(s\), ([0-9,]+) elements replayed in ([0-9.]+) s"
-TIMES = r"([0-9.]+) s in the partitions' steps \(summed\), ([0-9.]+) s in Spark jobs, ([0-9.]+) s merging"
-
-
-def timed(args: list[str], timeout: float = 3600, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run ``python -m rsp ARGS``; wall time, output, Spark's in-query time from the summary, and the
-    1-minute load average before and after (this machine is shared: a figure is read with its load)."""
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rsp", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**child_env(), **(env or {})}, cwd=ROOT)
+    with output.open("wb") as sink:
+        done = subprocess.run([sys.executable, *command], cwd=tree, env=env, stdout=sink,  # noqa: S603
+                              stderr=subprocess.PIPE, timeout=timeout, check=False)  # fmt: skip
     wall = time.perf_counter() - start
-    result: dict[str, Any] = {"command": "rsp " + " ".join(args), "wall": wall, "returncode": done.returncode,
-                              "load": [load, os.getloadavg()[0]]}  # fmt: skip
-    if done.returncode != 0:
-        result["error"] = done.stderr.strip().splitlines()[-1:] or ["exit code " + str(done.returncode)]
-    m = re.search(r"(\d+) micro-batch\(es\) in ([0-9.]+) s", done.stderr)
+    stderr = done.stderr.decode("utf-8", "replace")
+    result: dict[str, Any] = {"wall": wall, "returncode": done.returncode, "load": [load, os.getloadavg()[0]]}
+    if done.returncode:
+        result["error"] = stderr.strip().splitlines()[-3:]
+    m = SUMMARY.search(stderr)
     if m:
         result["batches"], result["query_s"] = int(m.group(1)), float(m.group(2))
-    m = re.search(REBUILDS, done.stderr)
-    if m:
-        result["rebuilds"] = int(m.group(1).replace(",", ""))
-        result["replayed"], result["rebuild_s"] = int(m.group(2).replace(",", "")), float(m.group(3))
-    m = re.search(TIMES, done.stderr)
-    if m:
-        result["steps_s"], result["jobs_s"], result["merge_s"] = (float(g) for g in m.groups())
-    m = re.search(r"([0-9.]+) s between micro-batches once warm", done.stderr)
-    if m:
-        result["warm_interval_s"] = float(m.group(1))
-    result["stdout"] = done.stdout
     return result
 
 
-TARGET = 100_000
-"""Triples per second inside the streaming query that the Spark issue asks for (local[2], large batches)."""
-
-
-def throughput(data: Path, lines: int, repeat: int = 1) -> dict[str, Any]:
-    """Each command ``repeat`` times, round robin (machine noise hits them alike); the fastest run of
-    each is reported, every run's time is kept."""
-    query = data / "count.rq"
-    query.write_text(QUERY)
-    one, ten = data / "one", data / "ten"
-    generated = [line(k) for k in range(lines)]
-    write_files(one, generated, 1)
-    write_files(ten, generated, 10)
-    del generated
-    single = one / "part-000.nt"
-    print(f"  throughput: {lines:,} lines, {repeat} round(s) ...", file=sys.stderr, flush=True)
-    commands = {
-        "rsp run": ["run", str(query), "--stream", str(single), "-q"],
-        "rsp spark, 1 file (1 micro-batch)": ["spark", str(query), "--stream", str(one), "--available-now"],
-        "rsp spark, 10 files (10 micro-batches)": [
-            "spark", str(query), "--stream", str(ten), "--available-now", "--max-files-per-trigger", "1"
-        ],
+def commands(data: Path, args: argparse.Namespace) -> dict[str, tuple[list[str], Path, int]]:
+    """Name -> (the command after ``python``, the tree it runs from, the cores it uses)."""
+    query, single, directory = data / "slow.rq", data / "vehicles.nt", data / "vehicles"
+    master = f"local[{args.cores}]"
+    spark = ["-m", "rsp", "spark", str(query), "--stream", str(directory), "--available-now",
+             "--max-files-per-trigger", "1", "--master", master]  # fmt: skip
+    by_key = ["--partition-by", "?v"]
+    job_args = [str(HERE / "spark.py"), "--job", "--query", str(query), "--stream", str(directory),
+                "--sink", str(data / "job-sink"), "--master", master]  # fmt: skip
+    runs: dict[str, tuple[list[str], Path, int]] = {
+        "rsp run": (["-m", "rsp", "run", str(query), "--stream", str(single), "-q"], ROOT, 1),
+        "rsp spark --partition-by ?v": ([*spark, *by_key], ROOT, args.cores),
     }
-    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
-    for _ in range(repeat):
-        for name, args in commands.items():
-            rounds[name].append(timed(args))
-    runs = {}
+    if not args.no_job:
+        runs["plugin job --partition-by ?v (Parquet)"] = ([*job_args, *by_key], ROOT, args.cores)
+    runs["rsp spark (one bucket)"] = (spark, ROOT, args.cores)
+    if args.before:
+        before = Path(args.before).resolve()
+        runs["before: rsp spark --partition-by ?v"] = ([*spark, *by_key], before, args.cores)
+        runs["before: rsp spark (engine in the driver)"] = (spark, before, args.cores)
+    return runs
+
+
+def prepare(data: Path, elements: int, keys: int, batches: int) -> int:
+    """Write the query, the stream as one file and as ``batches`` files; returns the triples."""
+    (data / "slow.rq").write_text(PARTITIONED_QUERY)
+    lines = vehicle_lines(elements, keys)
+    with (data / "vehicles.nt").open("w") as handle:
+        handle.writelines(lines)
+    write_files(data / "vehicles", lines, batches)
+    return len(lines)
+
+
+def run_rounds(data: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Every command ``args.repeat`` times, round robin, the order rotated each round; outputs checked."""
+    triples = prepare(data, args.elements, args.keys, args.batches)
+    runs = commands(data, args)
+    names = list(runs)
+    outputs = data / "outputs"
+    outputs.mkdir(exist_ok=True)
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    print(f"spark benchmark: {triples:,} triples, {args.keys:,} keys, {args.batches} micro-batches, "
+          f"{args.repeat} round(s) of {len(names)} commands ...", file=sys.stderr, flush=True)  # fmt: skip
+    for r in range(args.repeat):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            command, tree, _cores = runs[name]
+            shutil.rmtree(data / "job-sink", ignore_errors=True)
+            out = outputs / f"{slug(name)}.{r}.out"
+            done = timed(command, tree, out)
+            done["same_output"] = same_output(name, out, outputs / f"{slug('rsp run')}.0.out", data)
+            rounds[name].append(done)
+            took = f"{done['query_s']:.1f} s in query, " if "query_s" in done else ""
+            flags = ("" if done["same_output"] else ", OUTPUT DIFFERS") + (
+                ", FAILED" if done["returncode"] else ""
+            )
+            load = done["load"][0]
+            print(f"  round {r + 1}: {name}: {took}{done['wall']:.1f} s wall, load {load:.1f}{flags}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    return summarise(rounds, runs, triples)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def same_output(name: str, out: Path, reference: Path, data: Path) -> bool:
+    """A command's output against ``rsp run``'s (which runs first in round 1)."""
+    if name == "rsp run":
+        return out.stat().st_size > 0
+    if not reference.exists():
+        return False
+    if name.startswith("plugin job"):
+        return job_matches(data / "job-sink", reference)
+    return out.read_bytes() == reference.read_bytes()
+
+
+def job_matches(sink: Path, reference: Path) -> bool:
+    """The job's Parquet answers equal ``rsp run``'s at every instant up to the last one it wrote (an
+    instant closes in the micro-batch whose elements pass it; the input never ends, so the last instants
+    stay open), and it wrote all but the last few."""
+    import pyarrow.parquet as pq
+
+    files = sorted((sink / "answers").glob("*.parquet")) if (sink / "answers").exists() else []
+    if not files:
+        return False
+    rows = [row for path in files for row in pq.read_table(path).to_pylist()]
+    got: dict[int, list] = {}
+    for row in rows:
+        binding = {k: v for k, v in row["bindings"].items() if v is not None}
+        got.setdefault(int(row["time"]), []).append(sorted(binding.items()))
+    expected: dict[int, list] = {}
+    for line in reference.read_text().splitlines():
+        result = json.loads(line)
+        expected[int(result["time"])] = [sorted(b.items()) for b in result.get("bindings", [])]
+    last = max(got)
+    if any(t > last for t in got) or last < max(expected) - 2000:
+        return False
+    return all(sorted(got.get(t, [])) == sorted(answers) for t, answers in expected.items() if t <= last)
+
+
+def summarise(rounds: dict[str, list[dict[str, Any]]], runs: dict, triples: int) -> dict[str, Any]:
+    """Medians over the rounds, per core, and each command's ratio to ``rsp run`` per core."""
+    report: dict[str, Any] = {}
     for name, done in rounds.items():
-        best = min(done, key=lambda r: r.get("query_s", r["wall"]))
-        best["all_wall"] = [r["wall"] for r in done]
-        if "query_s" in best:
-            best["all_query_s"] = [r.get("query_s") for r in done]
-        best["stdouts"] = {r["stdout"] for r in done}
-        best["all_load"] = [r["load"] for r in done]
-        runs[name] = best
-    reference = runs["rsp run"]["stdout"]
-    for run in runs.values():
-        run["same_output"] = run.pop("stdouts") == {reference} and bool(reference)
-        run["triples_per_s"] = lines / run["wall"]
-        if "query_s" in run:
-            run["query_triples_per_s"] = lines / run["query_s"]
-        run["us_per_triple"] = run["wall"] / lines * 1e6
-        run["ratio_to_run"] = run["wall"] / runs["rsp run"]["wall"]
-        if "query_s" in run:
-            run["query_ratio_to_run"] = run["query_s"] / runs["rsp run"]["wall"]
-        del run["stdout"]
-    return {"lines": lines, "repeat": repeat, "runs": runs}
+        cores = runs[name][2]
+        ok = [d for d in done if not d["returncode"]]
+        same = all(d["same_output"] for d in done)
+        entry: dict[str, Any] = {
+            "cores": cores,
+            "rounds": done,
+            "same_output": same,
+            "failed": len(done) - len(ok),
+        }
+        if ok:
+            entry["wall"] = statistics.median(d["wall"] for d in ok)
+            queried = [d["query_s"] for d in ok if "query_s" in d]
+            entry["query_s"] = statistics.median(queried) if queried else None
+            seconds = entry["query_s"] if entry["query_s"] is not None else entry["wall"]
+            entry["per_core"] = triples / seconds / cores
+            entry["wall_per_core"] = triples / entry["wall"] / cores
+            entry["us_per_triple_core"] = seconds * cores / triples * 1e6
+        report[name] = entry
+    base = report["rsp run"].get("per_core")
+    for entry in report.values():
+        if base and entry.get("per_core"):
+            entry["ratio"] = base / entry["per_core"]
+            entry["wall_ratio"] = base / entry["wall_per_core"]
+    return report
 
 
-PARTITIONED_QUERY = """REGISTER QUERY Slow AS
-PREFIX ex: <http://ex.org/>
-SELECT ?v (COUNT(?s) AS ?n) (MIN(?s) AS ?slowest) (COUNT(DISTINCT ?place) AS ?places)
-FROM STREAM <http://ex.org/pos> [RANGE 10s STEP 1s]
-WHERE { ?v ex:speed ?s . ?v ex:at ?place FILTER(?s < 20) }
-GROUP BY ?v
-"""
-
-
-def vehicle_lines(elements: int, vehicles: int) -> list[str]:
-    """Per-vehicle positions: every ms one vehicle reports its speed and place (a partitionable stream)."""
-    lines = []
-    for k in range(elements):
-        v = (k * 7919) % vehicles
-        lines.append(f'<http://ex.org/bus{v}> <http://ex.org/speed> "{k * 31 % 40}"^^{XSD_INTEGER} . # {k}\n')
-        lines.append(f"<http://ex.org/bus{v}> <http://ex.org/at> <http://ex.org/stop{k * 13 % 50}> . # {k}\n")
-    return lines
-
-
-def same_answers(a: str, b: str) -> bool:
-    """The same output, byte for byte: the answers of an instant come in one fixed order
-    (rsp/query/answers/order.py), partitioned or not."""
-    return bool(a) and a == b
-
-
-def partitioned(data: Path, elements: int, vehicles: int = 100, parts: int = 4) -> dict[str, Any]:
-    """The per-vehicle query in one process (``rsp run``), through Spark with one engine in the driver,
-    and with ``--partition-by ?v`` (one engine per vehicle on the executors)."""
-    query = data / "slow.rq"
-    query.write_text(PARTITIONED_QUERY)
-    directory = data / "vehicles"
-    lines = vehicle_lines(elements, vehicles)
-    single = data / "vehicles.nt"
-    single.write_text("".join(lines))
-    write_files(directory, lines, parts)
-    print(f"  partitioned: {len(lines):,} lines, {vehicles} vehicles ...", file=sys.stderr, flush=True)
-    spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
-    spark += ["--max-files-per-trigger", "1"]
-    runs = {
-        "rsp run": timed(["run", str(query), "--stream", str(single), "-q"]),
-        "rsp spark, one engine in the driver": timed(spark),
-        "rsp spark --partition-by ?v": timed([*spark, "--partition-by", "?v"]),
-    }
-    reference = runs["rsp run"]["stdout"]
-    for run in runs.values():
-        run["same_output"] = same_answers(reference, run["stdout"])
-        run["triples_per_s"] = len(lines) / run["wall"]
-        if "query_s" in run:
-            run["query_triples_per_s"] = len(lines) / run["query_s"]
-        del run["stdout"]
-    return {"lines": len(lines), "vehicles": vehicles, "micro_batches": parts, "runs": runs}
-
-
-def scale_out(data: Path, lines: int, keys: int, batches: int, repeat: int) -> dict[str, Any]:
-    """Section 4 (see the module docstring): each command ``repeat`` times, round robin."""
-    query = data / "slow.rq"
-    query.write_text(PARTITIONED_QUERY)
-    directory = data / "scale-out"
-    generated = vehicle_lines(lines // 2, keys)
-    single = data / "scale-out.nt"
-    with single.open("w") as handle:
-        handle.writelines(generated)
-    write_files(directory, generated, batches)
-    del generated
-    cores = int(os.environ.get("RSP_BENCH_CORES", "2"))  # rsp spark's default master is local[2]
-    print(f"  scale-out: {lines:,} triples, {keys:,} keys, {batches} micro-batches, {repeat} round(s) ...",
-          file=sys.stderr, flush=True)  # fmt: skip
-    spark = ["spark", str(query), "--stream", str(directory), "--available-now",
-             "--max-files-per-trigger", "1", "--partition-by", "?v"]  # fmt: skip
-    commands: dict[str, tuple[list[str], dict[str, str]]] = {
-        "rsp run": (["run", str(query), "--stream", str(single), "-q"], {}),
-        "rsp spark --partition-by ?v (engine hosts)": (spark, {"RSP_SPARK_HOSTS": "1"}),
-        "rsp spark --partition-by ?v (engines in workers)": (spark, {"RSP_SPARK_HOSTS": "0"}),
-    }
-    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
-    for _ in range(repeat):
-        for name, (args, env) in commands.items():
-            rounds[name].append(timed(args, env=env))
-    reference = rounds["rsp run"][0]["stdout"]
-    runs = {}
-    for name, done in rounds.items():
-        best = dict(min(done, key=lambda r: r.get("query_s", r["wall"])))
-        best["same_output"] = all(same_answers(reference, r["stdout"]) for r in done)
-        best["all_wall"] = [r["wall"] for r in done]
-        best["all_query_s"] = [r.get("query_s") for r in done]
-        best["all_rebuilds"] = [r.get("rebuilds") for r in done]
-        best["all_load"] = [r["load"] for r in done]
-        del best["stdout"]
-        runs[name] = best
-    per_core_run = lines / runs["rsp run"]["wall"]
-    for run in runs.values():
-        if "query_s" in run:
-            run["query_triples_per_s"] = lines / run["query_s"]
-            run["per_core"] = run["query_triples_per_s"] / cores
-            run["per_core_ratio"] = per_core_run / run["per_core"]
-        if "warm_interval_s" in run:  # a long run's cost of a micro-batch, JIT warm (not the goal's figure)
-            run["warm_per_core"] = lines / batches / run["warm_interval_s"] / cores
-            run["warm_per_core_ratio"] = per_core_run / run["warm_per_core"]
-    return {"lines": lines, "keys": keys, "micro_batches": batches, "cores": cores, "repeat": repeat,
-            "run_triples_per_s": per_core_run, "runs": runs}  # fmt: skip
-
-
-def loads(pairs: list[list[float]]) -> str:
-    """Load averages (before → after) of runs, as printed beside their figures."""
-    return ", ".join(f"{before:.1f}→{after:.1f}" for before, after in pairs)
-
-
-def print_scale_out(report: dict[str, Any]) -> list[str]:
-    print(f"\n== scale-out: per-vehicle query, {report['lines']:,} triples, {report['keys']:,} keys, "
-          f"{report['micro_batches']} micro-batches, local[{report['cores']}], best of {report['repeat']} ==")
-    print(f"rsp run (one core): {report['run_triples_per_s']:,.0f} triples/s")
+def print_report(report: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+    print(
+        f"\n== rsp on Spark per core: {meta['triples']:,} triples, {meta['keys']:,} keys, "
+        f"{meta['batches']} micro-batches, local[{meta['cores']}], median of {meta['repeat']} round(s) =="
+    )
+    print(
+        f"{'command':<42} {'wall s':>7} {'query s':>8} {'triples/s/core':>15} {'µs/triple·core':>15} "
+        f"{'÷ rsp run':>9} {'(wall)':>7}  output"
+    )
     bad = []
-    for name, run in report["runs"].items():
-        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
-        print(f"{name:<50} {run['wall']:>7.1f} s wall, {query_s:>6} s in query  "
-              f"{'same' if run['same_output'] else 'DIFFERS'}")  # fmt: skip
-        if "per_core" in run:
-            print(f"{'':<50} in query: {run['query_triples_per_s']:,.0f} triples/s, "
-                  f"{run['per_core']:,.0f} per core = rsp run / {run['per_core_ratio']:.1f} (goal: ≤ 3)")
-        if "warm_per_core" in run:
-            warm, ratio = run["warm_per_core"], run["warm_per_core_ratio"]
-            print(f"{'':<50} once warm: {run['warm_interval_s']:.2f} s per micro-batch (median from the "
-                  f"third), {warm:,.0f} per core = rsp run / {ratio:.1f}")
-        if "rebuilds" in run:
-            print(f"{'':<50} rebuilds: {run['rebuilds']:,} ({run['replayed']:,} elements, "
-                  f"{run['rebuild_s']:.2f} s); all rounds: {run['all_rebuilds']}")
-        if "steps_s" in run:
-            print(f"{'':<50} partitions' steps {run['steps_s']:.1f} s (summed), "
-                  f"Spark jobs {run['jobs_s']:.1f} s, driver merge {run['merge_s']:.2f} s")
-        each = [t for t in run["all_query_s"] if t is not None] or run["all_wall"]
-        print(f"{'':<50} all rounds: " + ", ".join(f"{t:.1f} s" for t in each)
-              + f"  (load {loads(run['all_load'])})")  # fmt: skip
-        if "error" in run or not run["same_output"]:
+    for name, run in report.items():
+        if "wall" not in run:
+            print(f"{name:<42} FAILED")
             bad.append(name)
+            continue
+        query = f"{run['query_s']:.1f}" if run.get("query_s") is not None else "-"
+        ratio = f"{run['ratio']:.1f}" if "ratio" in run else "-"
+        wall_ratio = f"{run['wall_ratio']:.1f}" if "wall_ratio" in run else "-"
+        print(
+            f"{name:<42} {run['wall']:>7.1f} {query:>8} {run['per_core']:>15,.0f} "
+            f"{run['us_per_triple_core']:>15.1f} {ratio:>9} {wall_ratio:>7}  "
+            f"{'same' if run['same_output'] else 'DIFFERS'}"
+        )
+        each = ", ".join(f"{d.get('query_s', d['wall']):.1f}" for d in run["rounds"])
+        loads = ", ".join(f"{d['load'][0]:.1f}→{d['load'][1]:.1f}" for d in run["rounds"])
+        print(f"{'':<42} rounds: {each} s; load {loads}")
+        if run["failed"] or not run["same_output"]:
+            bad.append(name)
+    print(
+        "(÷ rsp run: rsp run's triples/s on one core over the command's per core, time in the streaming "
+        "query; (wall): the same over the whole process; goal for the partitioned plugin: ≤ 3)"
+    )
     return bad
 
 
-def latency(data: Path, files: int = 20) -> dict[str, Any]:
-    query = data / "count.rq"
-    directory = data / "tiny"
-    write_files(directory, [line(k) for k in range(files)], files)
-    print(f"  latency: {files} one-line files ...", file=sys.stderr, flush=True)
-    spark = ["spark", str(query), "--stream", str(directory), "--available-now"]
-    each = timed([*spark, "--max-files-per-trigger", "1"])
-    once = timed(spark)
-    result = {"files": files, "one_per_batch": each, "one_batch": once}
-    if "query_s" in each and "query_s" in once:
-        extra = max(1, each["batches"] - once["batches"])
-        result["ms_per_batch"] = (each["query_s"] - once["query_s"]) / extra * 1000
-    result["same_output"] = each["stdout"] == once["stdout"]
-    for run in (each, once):
-        del run["stdout"]
-    return result
+# ---------------------------------------------------------------------------------------------------
+# A Spark user's job with the plugin in it (--job), and the instrumented run (--profile)
+
+
+def job(args: argparse.Namespace, processor=None) -> dict[str, Any]:
+    """``read_stream`` → ``reason`` → Parquet under ``--sink`` (its checkpoint beside it), trigger
+    ``availableNow``, one file per micro-batch; prints ``plugin job: N micro-batch(es) in X s``."""
+    from rsp.spark import read_stream, reason, session
+
+    spark = session(args.master)
+    frame = read_stream(spark, args.stream, max_files_per_trigger=1)
+    answers = reason(frame, Path(args.query).read_text(), file=args.query, partition_by=args.partition_by)
+    sink = Path(args.sink)
+    started = time.monotonic()
+    query = (
+        answers.writeStream.format("parquet")
+        .option("path", str(sink / "answers"))
+        .option("checkpointLocation", str(sink / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    elapsed = time.monotonic() - started
+    progress = [p for p in query.recentProgress if p.numInputRows]
+    print(f"plugin job: {len(progress)} micro-batch(es) in {elapsed:.1f} s", file=sys.stderr)
+    return {"elapsed": elapsed, "progress": query.recentProgress}
+
+
+def timed_processor():
+    """rsp's query processor with its state handles timed, one JSON line per bucket call appended to
+    ``$RSP_BENCH_PROFILE`` (a class of this module: Spark ships it to the workers by value)."""
+    import rsp.spark.reasoner as reasoner
+
+    base = reasoner.QueryProcessor
+
+    class Timed:
+        def __init__(self, inner, totals: dict, name: str) -> None:
+            self._inner, self._totals, self._name = inner, totals, name
+
+        def __getattr__(self, attr):
+            method = getattr(self._inner, attr)
+            if not callable(method):
+                return method
+
+            def call(*a, **k):
+                start = time.perf_counter()
+                result = method(*a, **k)
+                rows = None
+                if attr == "get" and self._name == "list":
+                    result = list(result)  # the iterator fetches as it is read: read it here
+                    rows = len(result)
+                elif attr in ("put", "appendList"):
+                    rows = len(a[0])
+                key = f"{self._name}.{attr}"
+                self._totals[key] = self._totals.get(key, 0.0) + time.perf_counter() - start
+                if rows is not None:
+                    self._totals[key + ".rows"] = self._totals.get(key + ".rows", 0) + rows
+                return iter(result) if attr == "get" and self._name == "list" else result
+
+            return call
+
+    class Handle:
+        def __init__(self, handle, totals: dict) -> None:
+            self.handle, self.totals = handle, totals
+
+        def getListState(self, *a, **k):
+            return Timed(self.handle.getListState(*a, **k), self.totals, "list")
+
+        def getValueState(self, *a, **k):
+            return Timed(self.handle.getValueState(*a, **k), self.totals, "value")
+
+    def task() -> dict:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        return {"pid": os.getpid(), "partition": context.partitionId() if context else None,
+                "stage": context.stageId() if context else None}  # fmt: skip
+
+    def write(record: dict) -> None:
+        with open(os.environ["RSP_BENCH_PROFILE"], "a") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+    class Profiled(base):
+        def init(self, handle) -> None:
+            self.totals: dict = {}
+            write({"init": time.time(), **task()})
+            super().init(Handle(handle, self.totals))
+
+        def handleInputRows(self, key, rows, timerValues):
+            self.totals.clear()
+            start = time.time()
+            t0 = time.perf_counter()
+            frames = list(rows)
+            t1 = time.perf_counter()
+            out = list(super().handleInputRows(key, iter(frames), timerValues))
+            t2 = time.perf_counter()
+            yield from out
+            t3 = time.perf_counter()
+            write({**task(), "bucket": int(key[0]), "rows_in": sum(len(f) for f in frames),
+                   "rows_out": sum(len(f) for f in out), "input_s": t1 - t0, "call_s": t2 - t1,
+                   "output_s": t3 - t2, "at": start, "end": time.time(), **self.totals})  # fmt: skip
+
+    reasoner.QueryProcessor = Profiled
+
+
+def stage_times(spark, data: Path, partition_by: str | None, buckets: int) -> list[tuple[str, float]]:
+    """The plan's steps before the stateful operator, over one micro-batch's file as a batch job (Spark's
+    ``noop`` sink, best of three): the lines read; parsed (``parse_lines``, what ``read_stream`` does);
+    keyed, tagged and bounded (``triple_rows``, what ``reason`` does before its stateful operator); then
+    shuffled by bucket and sorted within the partitions, as the stateful operator's input is."""
+    from pyspark.sql import functions as F
+
+    from rsp.query.compile import compile_text
+    from rsp.query.syntax.parser import parse_and_validate
+    from rsp.query.translation.partition import partition_plan
+    from rsp.spark.reasoner import BUCKET, triple_rows
+    from rsp.spark.source import parse_lines
+
+    text = (data / "slow.rq").read_text()
+    parsed, _warnings = parse_and_validate(text, "slow.rq")
+    compiled = compile_text(text, "slow.rq")
+    plan = partition_plan(parsed, partition_by, compiled.background_rules) if partition_by else None
+    path = str(sorted((data / "vehicles").iterdir())[0])
+    lines = spark.read.text(path).select(
+        "value",
+        F.col("_metadata.file_path").alias("file"),
+        F.col("_metadata.file_modification_time").alias("file_time"),
+        F.col("_metadata.file_block_start").alias("block"),
+        F.lit(None).cast("long").alias("arrival"),
+    )
+    parsed_lines = parse_lines(lines)
+    tagged = triple_rows(parsed_lines, tuple(compiled.translation.streams), plan, buckets)
+    shuffled = tagged.repartition(int(spark.conf.get("spark.sql.shuffle.partitions")), BUCKET)
+    steps = [("read the lines", lines), ("+ parse (Spark SQL regex)", parsed_lines),
+             ("+ key, tag and bound (mapInPandas)", tagged),
+             ("+ shuffle by bucket, sort", shuffled.sortWithinPartitions(BUCKET))]  # fmt: skip
+    times = []
+    for name, frame in steps:
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            frame.write.format("noop").mode("overwrite").save()
+            best = min(best, time.perf_counter() - start)
+        times.append((name, best))
+    return times
+
+
+def profiled_session(master: str):
+    """A session as :func:`rsp.spark.session` makes it, with Spark's UI on (its REST API tells each stage's
+    and task's times)."""
+    from pyspark.sql import SparkSession
+
+    from rsp.spark.session import options
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings = {**options(master), "spark.ui.enabled": "true", "spark.ui.port": "0"}
+    spark = SparkSession.builder.config(map=settings).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def rest(spark, path: str):
+    """A document of Spark's monitoring REST API about this application."""
+    import urllib.request
+
+    context = spark.sparkContext
+    url = f"{context.uiWebUrl}/api/v1/applications/{context.applicationId}/{path}"
+    with urllib.request.urlopen(url, timeout=30) as answer:  # noqa: S310 - the driver's own UI
+        return json.load(answer)
+
+
+def _epoch(text: str) -> float:
+    """A time of Spark's REST API (``2026-11-28T14:15:07.539GMT``) in seconds since the epoch."""
+    moment = _dt.datetime.strptime(text.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f")
+    return moment.replace(tzinfo=_dt.timezone.utc).timestamp()
+
+
+def _stage(spark, stage: int) -> dict[str, Any]:
+    info = rest(spark, f"stages/{stage}")[0]
+    wall = _epoch(info["completionTime"]) - _epoch(info["submissionTime"])
+    return {"wall": wall, "run": info["executorRunTime"] / 1000, "cpu": info["executorCpuTime"] / 1e9,
+            "tasks": rest(spark, f"stages/{stage}/{info['attemptId']}/taskList")}  # fmt: skip
+
+
+PARTS = ("list.get", "list.appendList", "list.put", "engine", "input_s", "output_s")
+
+
+def profile(args: argparse.Namespace) -> int:
+    """``--profile``: the partitioned plugin job, instrumented (module docstring)."""
+    data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
+    data.mkdir(parents=True, exist_ok=True)
+    log = data / "profile.jsonl"
+    log.unlink(missing_ok=True)
+    shutil.rmtree(data / "job-sink", ignore_errors=True)
+    os.environ["RSP_BENCH_PROFILE"] = str(log)
+    try:
+        triples = prepare(data, args.elements, args.keys, args.batches)
+        args.query, args.stream = str(data / "slow.rq"), str(data / "vehicles")
+        args.sink, args.master = str(data / "job-sink"), f"local[{args.cores}]"
+        load = os.getloadavg()[0]
+        reference = timed(["-m", "rsp", "run", args.query, "--stream", str(data / "vehicles.nt"), "-q"], ROOT,
+                          data / "run.out")  # fmt: skip
+        spark = profiled_session(args.master)
+        timed_processor()
+        done = job(args)
+        records = [json.loads(line) for line in log.read_text().splitlines()]
+        stateful = sorted({r["stage"] for r in records if r.get("stage") is not None})
+        stages = {stage: _stage(spark, stage) for stage in stateful}
+        before = {stage: _stage(spark, stage - 1) for stage in stateful}
+        buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        steps = stage_times(spark, data, args.partition_by, buckets)
+    finally:
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
+    per_batch = triples / args.batches
+    run_s = reference["wall"] * per_batch / triples
+    after = os.getloadavg()[0]
+    print(f"\n== where the plugin's time goes: {triples:,} triples, {args.keys:,} keys, {args.batches} "
+          f"micro-batches of {per_batch:,.0f} triples, partition_by={args.partition_by}, {buckets} "
+          f"buckets, local[{args.cores}], load {load:.1f}→{after:.1f} ==")  # fmt: skip
+    print(f"rsp run, whole process: {reference['wall']:.2f} s ({reference['wall'] / triples * 1e6:.1f} µs "
+          f"a triple; {run_s:.2f} s for a micro-batch's triples); the plugin job: {done['elapsed']:.1f} s "
+          "in the streaming query")  # fmt: skip
+    print("the steps before the stateful operator over one micro-batch's file, as a batch job (best of 3):")
+    for name, seconds in steps:
+        print(f"    {name:<38} {seconds:6.2f} s")
+    progress = [p for p in done["progress"] if p.numInputRows]
+    calls = [r for r in records if "bucket" in r]
+    summary: dict[str, list[float]] = {}
+    for index, (p, stage) in enumerate(zip(progress, stateful, strict=False)):
+        add, planning = p.durationMs.get("addBatch", 0) / 1000, p.durationMs.get("queryPlanning", 0) / 1000
+        commit = p.stateOperators[0].commitTimeMs / 1000 if p.stateOperators else 0.0
+        pre, main_stage = before[stage], stages[stage]
+        figures = dict.fromkeys((*PARTS, "calls", "to_first", "after"), 0.0)
+        figures.update(addBatch=add, planning=planning, commit=commit, before=pre["wall"],
+                       stateful=main_stage["wall"])  # fmt: skip
+        print(f"micro-batch {p.batchId} ({p.numInputRows:,} lines): addBatch {add:.2f} s, planning "
+              f"{planning:.2f} s, state store commit {commit:.2f} s")  # fmt: skip
+        for number, name, info in ((stage - 1, "read, parse, tag, shuffle write", pre),
+                                   (stage, "the stateful operator", main_stage)):  # fmt: skip
+            print(f"    stage {number}, {name}: {info['wall']:.2f} s ({len(info['tasks'])} tasks, "
+                  f"{info['run']:.2f} s run, JVM CPU {info['cpu']:.2f} s)")  # fmt: skip
+        for task in sorted(main_stage["tasks"], key=lambda t: t["partitionId"]):
+            mine = [c for c in calls if c["stage"] == stage and c["partition"] == task["partitionId"]]
+            print(f"        task partition {task['partitionId']}: {_task(task, mine, figures)}")
+        if index >= 1:  # the first micro-batch starts the workers: left out of the medians
+            for key, value in figures.items():
+                summary.setdefault(key, []).append(value)
+    if summary:
+        m = {key: statistics.median(values) for key, values in summary.items()}
+        print(f"medians from the second micro-batch on (rsp run: {run_s:.2f} s for a micro-batch's "
+              f"triples): addBatch {m['addBatch']:.2f} s + planning {m['planning']:.2f} s; stage before the "
+              f"shuffle {m['before']:.2f} s; stateful stage {m['stateful']:.2f} s: to the first bucket call "
+              f"{m['to_first']:.2f} s, the calls {m['calls']:.2f} s (list state read {m['list.get']:.2f} s, "
+              f"appended {m['list.appendList']:.2f} s, rewritten {m['list.put']:.2f} s, engine and pandas "
+              f"{m['engine']:.2f} s, rows to pandas {m['input_s']:.2f} s, answers out "
+              f"{m['output_s']:.2f} s), after the last call {m['after']:.2f} s; state store commit "
+              f"{m['commit']:.2f} s (tasks summed)")  # fmt: skip
+    placed = {c["bucket"]: c["partition"] for c in calls}
+    if len(set(placed.values())) < len(placed):
+        print(f"bucket -> task partition: {placed}: buckets that share a partition run one after the "
+              "other in one task")  # fmt: skip
+    return 0
+
+
+STATE_CALLS = ("list.get", "list.appendList", "list.put", "list.exists", "value.get", "value.exists",
+               "value.update")  # fmt: skip
+
+
+def _task(task: dict, mine: list[dict], figures: dict[str, float]) -> str:
+    """A stateful task's time: to its first bucket call, in the calls (what of it the state store, the
+    engine, pandas took), after the last; added to ``figures``."""
+    took = task["duration"] / 1000
+    if not mine:
+        return f"{took:.2f} s, no bucket"
+    for call in mine:
+        call["engine"] = call["call_s"] - sum(call.get(k, 0.0) for k in STATE_CALLS)
+    part = {key: sum(c.get(key, 0.0) for c in mine) for key in PARTS}
+    launch = _epoch(task["launchTime"])
+    first, last = min(c["at"] for c in mine), max(c["end"] for c in mine)
+    spans = {"calls": sum(c["end"] - c["at"] for c in mine), "to_first": first - launch,
+             "after": launch + took - last}  # fmt: skip
+    for key, value in (*part.items(), *spans.items()):
+        figures[key] += value
+    rows = sum(c.get("list.get.rows", 0) for c in mine)
+    buckets = ", ".join(str(c["bucket"]) for c in mine)
+    return (f"{took:.2f} s = {spans['to_first']:.2f} s to the first bucket call + buckets {buckets}: "
+            f"{spans['calls']:.2f} s [list state read {part['list.get']:.2f} s ({rows:,} rows), appended "
+            f"{part['list.appendList']:.2f} s, rewritten {part['list.put']:.2f} s; engine and pandas "
+            f"{part['engine']:.2f} s; rows to pandas {part['input_s']:.2f} s; answers out "
+            f"{part['output_s']:.2f} s] + {spans['after']:.2f} s after the last call (worker "
+            f"{', '.join(str(p) for p in sorted({c['pid'] for c in mine}))})")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="100,000 lines instead of 1,000,000")
-    parser.add_argument("--lines", type=int, help="lines in the throughput run")
+    parser.add_argument("--elements", type=int, default=200_000, help="stream elements (2 triples each)")
+    parser.add_argument("--keys", type=int, default=1000, help="vehicles (the partitioning keys)")
+    parser.add_argument("--batches", type=int, default=8, help="files, one per micro-batch")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, round robin (medians reported)")
+    parser.add_argument("--cores", type=int, default=2, help="Spark's local[N]")
+    parser.add_argument("--before", help="a tree of older code whose rsp spark runs in the same rounds")
+    parser.add_argument("--no-job", action="store_true", help="leave the plugin job out")
+    parser.add_argument("--quick", action="store_true", help="40,000 elements, 4 micro-batches, one round")
     parser.add_argument("--data", help="directory for generated data, kept (default: a temporary one)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each throughput command (best kept)")
     parser.add_argument("--results", default=str(HERE / "results"), help="directory for the JSON results")
-    parser.add_argument("--scale-out", action="store_true", help="only section 4 (1M triples, 1,000 keys)")
-    parser.add_argument("--throughput", action="store_true", help="only section 1 (no partitioning)")
-    parser.add_argument("--keys", type=int, default=1000, help="vehicles in --scale-out")
-    parser.add_argument("--batches", type=int, default=10, help="micro-batches in --scale-out")
+    parser.add_argument("--profile", action="store_true", help="where the plugin's time goes (one run)")
+    parser.add_argument("--partition-by", default="?v", help="--profile and --job: the key (- for none)")
+    parser.add_argument("--job", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--query", help=argparse.SUPPRESS)
+    parser.add_argument("--stream", help=argparse.SUPPRESS)
+    parser.add_argument("--sink", help=argparse.SUPPRESS)
+    parser.add_argument("--master", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.scale_out:
-        return main_scale_out(args)
-    lines = args.lines or (100_000 if args.quick else 1_000_000)
+    if args.partition_by == "-":
+        args.partition_by = None
+    if args.quick:
+        args.elements, args.batches, args.repeat = 40_000, 4, 1
+    if args.job:
+        job(args)
+        return 0
+    if args.profile:
+        return profile(args)
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
     data.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
     try:
-        report = {
-            "date": _dt.datetime.now().isoformat(timespec="seconds"),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-            "load": os.getloadavg(),
-            "throughput": throughput(data, lines, max(1, args.repeat)),
-        }
-        if not args.throughput:
-            report["latency"] = latency(data)
-            report["partitioned"] = partitioned(data, 10_000 if args.quick else 50_000)
+        report = run_rounds(data, args)
     finally:
         if not args.data:
             shutil.rmtree(data, ignore_errors=True)
-    rounds = report["throughput"]["repeat"]
-    print(f"\n== Spark throughput: {lines:,} triples, COUNT(*) over [RANGE 1s STEP 1s], best of {rounds} ==")
-    print(f"{'command':<42} {'wall s':>7} {'in query s':>10} {'triples/s':>10} {'µs/triple':>9} "
-          f"{'× rsp run':>9}  output")
-    bad = []
-    for name, run in report["throughput"]["runs"].items():
-        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
-        print(f"{name:<42} {run['wall']:>7.1f} {query_s:>10} {run['triples_per_s']:>10,.0f} "
-              f"{run['us_per_triple']:>9.1f} {run['ratio_to_run']:>9.2f}  "
-              f"{'same' if run['same_output'] else 'DIFFERS'}")
-        if "query_triples_per_s" in run:
-            rate = run["query_triples_per_s"]
-            verdict = "met" if rate >= TARGET else "NOT met"
-            print(f"{'':<42} inside the streaming query: {rate:,.0f} triples/s "
-                  f"(target ≥ {TARGET:,}: {verdict})")
-            print(f"{'':<42} × rsp run's wall: {run['ratio_to_run']:.2f} whole process, "
-                  f"{run['query_ratio_to_run']:.2f} in the query (goal ≤ 1.5)")
-        each = run.get("all_query_s") or run["all_wall"]
-        print(f"{'':<42} all rounds: " + ", ".join(f"{t:.1f} s" for t in each)
-              + f"  (load {loads(run['all_load'])})")  # fmt: skip
-        if "error" in run or not run["same_output"]:
-            bad.append(name)
-    if args.throughput:
-        return _write(report, args, "-throughput", bad)
-    lat = report["latency"]
-    print(f"\n== latency floor: {lat['files']} one-line files ==")
-    for key, label in (("one_per_batch", "one file per micro-batch"), ("one_batch", "all in one")):
-        run = lat[key]
-        seconds = run.get("query_s", float("nan"))
-        print(f"{label:<28} {run.get('batches', '?')} micro-batch(es) in {seconds:.1f} s"
-              f"  (load {loads([run['load']])})")
-    if "ms_per_batch" in lat:
-        print(f"cost of a micro-batch: {lat['ms_per_batch']:.0f} ms")
-    if not lat["same_output"]:
-        bad.append("latency outputs differ")
-    part = report["partitioned"]
-    print(f"\n== partitioned vs single process: per-vehicle query, {part['lines']:,} triples, "
-          f"{part['vehicles']} vehicles, {part['micro_batches']} micro-batches ==")
-    for name, run in part["runs"].items():
-        query_s = f"{run['query_s']:.1f}" if "query_s" in run else "-"
-        print(f"{name:<42} {run['wall']:>7.1f} s wall, {query_s:>6} s in query, "
-              f"{run['triples_per_s']:>9,.0f} triples/s  {'same' if run['same_output'] else 'DIFFERS'}"
-              f"  (load {loads([run['load']])})")
-        if "error" in run or not run["same_output"]:
-            bad.append(name)
-    return _write(report, args, "-quick" if args.quick else "", bad)
-
-
-def _write(report: dict[str, Any], args: argparse.Namespace, suffix: str, bad: list[str]) -> int:
+    meta = {
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load": [load[0], os.getloadavg()[0]],
+        "triples": args.elements * 2,
+        "keys": args.keys,
+        "batches": args.batches,
+        "cores": args.cores,
+        "repeat": args.repeat,
+        "before": args.before,
+    }
+    bad = print_report(report, meta)
+    print(f"load average before/after the whole run: {meta['load'][0]:.1f} / {meta['load'][1]:.1f}")
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = results / f"{stamp}-spark{suffix}.json"
-    path.write_text(json.dumps(report, indent=2))
-    print(f"\nresults written to {path}")
-    if bad:
-        print("FAILED: " + ", ".join(bad), file=sys.stderr)
-        return 1
-    return 0
-
-
-def main_scale_out(args: argparse.Namespace) -> int:
-    lines = args.lines or 1_000_000
-    data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="rsp-spark-bench-"))
-    data.mkdir(parents=True, exist_ok=True)
-    try:
-        report = {
-            "date": _dt.datetime.now().isoformat(timespec="seconds"),
-            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                        "load": os.getloadavg()},  # fmt: skip
-            "scale_out": scale_out(data, lines, args.keys, args.batches, max(1, args.repeat)),
-        }
-    finally:
-        if not args.data:
-            shutil.rmtree(data, ignore_errors=True)
-    report["machine"]["load_after"] = os.getloadavg()
-    bad = print_scale_out(report["scale_out"])
-    load = report["machine"]
-    print(f"load average before/after: {load['load'][0]:.1f} / {load['load_after'][0]:.1f}")
-    results = Path(args.results)
-    results.mkdir(parents=True, exist_ok=True)
-    path = results / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-spark-scale-out.json"
-    path.write_text(json.dumps(report, indent=2))
-    print(f"\nresults written to {path}")
+    path = results / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-spark.json"
+    path.write_text(json.dumps({**meta, "runs": report}, indent=2))
+    print(f"results written to {path}")
     if bad:
         print("FAILED: " + ", ".join(bad), file=sys.stderr)
         return 1

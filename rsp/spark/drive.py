@@ -32,11 +32,24 @@ CONTROL = StructType([StructField("time", LongType())])
 """The control files' rows."""
 
 
+STOPPED = "rsp: the run was asked to stop before this micro-batch"
+"""What a micro-batch that starts after a stop raises (the streaming query ends there, the micro-batch not
+committed: the end of the input, or a restart from the checkpoint, takes it again)."""
+
+
 class Run:
     """One run of a streaming query over ``checkpoint`` (a folder of Spark's checkpoint and the control
-    files: a temporary one, removed at the end, when None)."""
+    files: a temporary one, removed at the end, when None; on a cluster the folder must be one every
+    executor reaches, so None is refused)."""
 
     def __init__(self, spark: SparkSession, checkpoint: str | None = None) -> None:
+        master = spark.sparkContext.master
+        if checkpoint is None and not master.startswith("local"):
+            raise RspError(
+                f"a run on {master} needs a checkpoint folder that the driver and every executor can reach "
+                "(--checkpoint DIR on a shared file system): the executors read the run's end file and "
+                "keep the engines' state there"
+            )
         self.spark = spark
         self.temporary = checkpoint is None
         root = Path(tempfile.mkdtemp(prefix="rsp-spark-run-")) if checkpoint is None else Path(checkpoint)
@@ -45,6 +58,7 @@ class Run:
         self.control.mkdir(parents=True, exist_ok=True)
         self.batches = 0
         self.elapsed = 0.0
+        self._query: StreamingQuery | None = None
 
     @property
     def spark_location(self) -> str:
@@ -78,12 +92,19 @@ class Run:
         started = time.monotonic()
 
         def counted(batch: DataFrame, batch_id: int) -> None:
+            if stop.is_set() and not ending:  # a micro-batch that starts after the stop: not taken
+                raise RuntimeError(STOPPED)
+            if ending and _read_control(self._query, self.control.resolve().as_posix()):
+                raise RuntimeError(STOPPED)  # the input has ended: nothing after it is taken
             each_batch(batch, batch_id)
             self.batches += 1
 
+        ending = False
         try:
-            if not stop.is_set():
-                self._run(answers, counted, stop, available_now=available_now, trigger=trigger)
+            if stop.is_set():
+                return  # stopped while Spark started: no micro-batch, not even the end's
+            self._run(answers, counted, stop, available_now=available_now, trigger=trigger)
+            ending = True
             if end:
                 self.end_input()
                 self._run(answers, counted, None, available_now=False, trigger=None, until_end=True)
@@ -105,23 +126,41 @@ class Run:
         elif trigger:
             writer = writer.trigger(processingTime=trigger)
         query: StreamingQuery = writer.start()
+        self._query = query
         try:
             while query.isActive and (stop is None or not stop.is_set()):
                 query.awaitTermination(0.2)
                 if until_end and _read_control(query, self.control.resolve().as_posix()):
                     break
         except StreamingQueryException as err:
-            raise failure(err) from None
+            if STOPPED not in str(err):
+                raise failure(err) from None
         finally:
             if query.isActive:
-                query.stop()
+                _stop_between_batches(query)
         exception = query.exception()
-        if exception is not None:
+        if exception is not None and STOPPED not in str(exception):
             raise failure(exception)
 
 
-def _read_control(query: StreamingQuery, folder: str) -> bool:
+def _stop_between_batches(query: StreamingQuery, patience: float = 600.0) -> None:
+    """Stop ``query`` once the micro-batch in progress, if any, has finished (stopping it in the middle
+    interrupts Spark's threads mid-task: the micro-batch is lost and Spark logs errors); the next one,
+    if Spark starts it, ends the query (:data:`STOPPED`)."""
+    deadline = time.monotonic() + patience
+    try:
+        while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < deadline:
+            query.awaitTermination(0.05)
+    except StreamingQueryException as err:  # it ended: the caller reads query.exception()
+        if STOPPED not in str(err):
+            raise failure(err) from None
+    query.stop()
+
+
+def _read_control(query: StreamingQuery | None, folder: str) -> bool:
     """Whether a finished micro-batch of ``query`` read rows of the control ``folder``."""
+    if query is None:
+        return False
     for progress in query.recentProgress:
         for source in progress.sources:
             if source.description.endswith(folder + "]") and source.numInputRows:

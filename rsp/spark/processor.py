@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -162,9 +162,12 @@ class BucketProcessor(StatefulProcessor):
     """A runner per key bucket, its elements and clock in the state store (module docstring). Subclasses
     say how to make a runner (:meth:`runner`); ``job`` has ``ident`` and ``cache``."""
 
-    def __init__(self, job, output: StructType) -> None:
+    def __init__(self, job, output: StructType, labels: Sequence[int] | None = None) -> None:
         self.job = job
         self.columns = [f.name for f in output.fields]
+        self.index = None if labels is None else {label: i for i, label in enumerate(labels)}
+        """The bucket of each grouping value (:func:`rsp.spark.hashing.bucket_labels`); None: the value is
+        the bucket."""
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.elements = handle.getListState("elements", ELEMENTS)
@@ -172,7 +175,8 @@ class BucketProcessor(StatefulProcessor):
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         frame = pd.concat(list(rows), ignore_index=True)
-        out = self._step(int(key[0]), frame)
+        bucket = int(key[0])
+        out = self._step(bucket if self.index is None else self.index[bucket], frame)
         if out:
             width = len(self.columns)
             yield pd.DataFrame([list(r) + [None] * (width - len(r)) for r in out], columns=self.columns)

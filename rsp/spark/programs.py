@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from rsp.errors import RspError
 from rsp.spark.processor import END, RECHECK
-from rsp.spark.reasoner import BUCKET, TAGGED, use_rocksdb
+from rsp.spark.reasoner import BUCKET, TAGGED, spread, use_rocksdb
 
 
 def reason_program(
@@ -111,8 +111,10 @@ def reason_program(
     use_rocksdb(spark)
     count = 1 if partition_by is None else buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     rows = program_rows(frame, line_column, time_column, order_column)
-    tagged = rows.mapInPandas(tagger(job, count), TAGGED)
-    out = tagged.groupBy(BUCKET).transformWithStateInPandas(processor(job, schema), schema, "Append", "None")
+    tagged, labels = spread(rows.mapInPandas(tagger(job, count), TAGGED), count)
+    out = tagged.groupBy(BUCKET).transformWithStateInPandas(
+        processor(job, schema, labels), schema, "Append", "None"
+    )
     if instants:
         return out
     return out.where(F.col("kind") == answer).drop("kind", "rank", "detail")

@@ -159,10 +159,12 @@ def reason(
 
         plan = partition_plan(parsed, partition_by, compiled.background_rules)
         plan.check_static(compiled.static_closure, "the ontology and FROM graphs")
-    rows = triple_rows(frame, streams, plan, count, time_column, stream_column, order_column)
+    rows, labels = spread(
+        triple_rows(frame, streams, plan, count, time_column, stream_column, order_column), count
+    )
     schema = output_schema(form, variables)
     answers = rows.groupBy(BUCKET).transformWithStateInPandas(
-        QueryProcessor(job, schema), schema, "Append", "None"
+        QueryProcessor(job, schema, labels), schema, "Append", "None"
     )
     if instants:
         return answers
@@ -225,6 +227,19 @@ def triple_rows(
         | (F.col("time").isNotNull() & (F.col("stream") >= 0) & key.isNotNull())
     )
     return rows.mapInPandas(bounds_function(count, _rechecker(plan, count)), TAGGED)
+
+
+def spread(rows: DataFrame, buckets: int) -> tuple[DataFrame, list[int]]:
+    """``rows`` with each bucket number replaced by its label (:func:`rsp.spark.hashing.bucket_labels`),
+    so that Spark's grouping puts bucket ``i`` in partition ``i`` of the stateful operator (modulo
+    ``spark.sql.shuffle.partitions``): every partition, and so every executor core, gets its share of
+    the buckets. Returns the labels, for the processor to read the buckets back."""
+    from rsp.spark.hashing import bucket_labels
+
+    partitions = int(rows.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    labels = bucket_labels(buckets, partitions)
+    table = F.array(*[F.lit(label).cast("long") for label in labels])
+    return rows.withColumn(BUCKET, F.element_at(table, F.col(BUCKET).cast("int") + 1)), labels
 
 
 def use_rocksdb(spark) -> None:

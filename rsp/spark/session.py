@@ -10,9 +10,9 @@ workers' Python set to this interpreter; ``RSP_SPARK_JAVA_OPTIONS`` adds JVM opt
 session's tasks hand their results to the driver directly (:data:`LOCAL_RESULTS`) and its JVM talks to
 the Python workers over Unix sockets (:func:`unix_sockets`; ``RSP_SPARK_UNIX_SOCKETS=0`` keeps TCP).
 
-The JVM a session launches runs in a session (and process group) of its own and ignores SIGTERM (set
-ignored in the child before it executes Java, kept by ``-Xrs``: the JVM installs no signal handlers of
-its own): a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process group, systemd every
+The JVM a session launches runs in a session (and process group) of its own with SIGTERM blocked
+(blocked while it is started, kept through ``exec``; with ``-Xrs`` the JVM installs no signal handlers
+of its own, and the Python workers it starts inherit the mask): a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process group, systemd every
 process of the service) reaches only rsp, which then stops Spark in order (rsp/cli/spark_run.py). The
 JVM still ends with rsp: it exits when its standard input, a pipe from rsp, closes. Its output goes to
 rsp's standard error: rsp's standard output carries the results.
@@ -181,10 +181,6 @@ CHATTER = (
 that Spark uses the vector API (left out of the JVM's output, which goes to stderr)."""
 
 
-def _ignore_sigterm() -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-
 def _start_context(settings: dict[str, str]) -> None:
     """The SparkContext, on a JVM launched in a session of its own that ignores SIGTERM (the module
     docstring), its output copied to stderr without PySpark's per-query chatter (:data:`CHATTER`)."""
@@ -194,13 +190,15 @@ def _start_context(settings: dict[str, str]) -> None:
     from pyspark.java_gateway import launch_gateway
 
     conf = SparkConf().setAll(settings.items())
-    popen = {
-        "start_new_session": True,
-        "preexec_fn": _ignore_sigterm,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.STDOUT,
-    }
-    gateway = launch_gateway(conf, popen_kwargs=popen)
+    popen = {"start_new_session": True, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+    # SIGTERM blocked in this thread while the JVM is started: the child keeps the mask through exec, and
+    # with -Xrs the JVM never unblocks it (PySpark sets its own preexec_fn, so none of ours would run); a
+    # SIGTERM meant for rsp meanwhile stays pending here and is taken once unblocked
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        gateway = launch_gateway(conf, popen_kwargs=popen)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     process = getattr(gateway, "proc", None)
     if process is not None and process.stdout is not None:
         threading.Thread(

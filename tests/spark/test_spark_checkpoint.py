@@ -29,7 +29,7 @@ from paths import ROOT
 from spark_conftest import write_parts
 from test_spark import SUM_QUERY, XSD, out_of_order_parts
 
-from rsp.spark.checkpoint import FAULT_ENV
+from rsp.spark.checkpoint import FAULT_ENV, STATE_VERSION
 
 pytestmark = pytest.mark.spark
 
@@ -182,14 +182,15 @@ def test_checkpoint_refuses_another_run_and_a_pipe(tmp_path: Path) -> None:
     )
     assert piped.returncode == 2 and "--checkpoint needs --output FILE" in piped.stderr
     (checkpoint / "rsp").mkdir(parents=True)
-    (checkpoint / "rsp" / "state.json").write_text(
-        json.dumps({"version": 1, "identity": {"kind": "lars"}, "batch": 0, "output": 0, "logs": [],
-                    "counters": {}})
-    )  # fmt: skip
-    other = _rsp(
-        *_spark_args(QUERY, source, checkpoint, tmp_path / "o.jsonl", *BUILDING_ARGS), "--available-now"
-    )
-    assert other.returncode == 2 and "belongs to another run" in other.stderr
+    for version, refusal in ((STATE_VERSION, "belongs to another run"), (STATE_VERSION - 1, "another version")):
+        (checkpoint / "rsp" / "state.json").write_text(
+            json.dumps({"version": version, "identity": {"kind": "lars"}, "batch": 0, "output": 0,
+                        "counters": {}})
+        )  # fmt: skip
+        other = _rsp(
+            *_spark_args(QUERY, source, checkpoint, tmp_path / "o.jsonl", *BUILDING_ARGS), "--available-now"
+        )
+        assert other.returncode == 2 and refusal in other.stderr
 
 
 PER_VEHICLE = """REGISTER QUERY Slow AS
@@ -232,5 +233,7 @@ def test_partitioned_run_killed_inside_a_micro_batch_resumes_exactly(tmp_path: P
     again = _rsp(*args, "--available-now")
     assert again.returncode == 0, again.stderr
     assert _resumed(again, args, 1)
-    assert "late" not in again.stderr  # micro-batch 1, committed, not taken again (its elements late then)
+    # micro-batch 1, committed, not taken again (its elements would be late then): every line once
+    assert COUNTS.findall(again.stderr) == [(f"{len(lines):,}", "0", "0")], again.stderr
+    assert "late element" not in again.stderr
     assert _answers(output.read_text()) == _answers(reference.stdout)

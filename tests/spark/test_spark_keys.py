@@ -6,8 +6,7 @@
   :meth:`rsp.query.translation.partition.KeyPlan.key` of the triple rsp's N-Triples parser reads, on
   generated plans and lines (one local SparkSession);
 * the bucket Spark gives a key (``pmod(hash(key), n)``) is :func:`rsp.spark.hashing.partition_of`'s,
-  which places the keys of the lines only rsp's parser reads, on generated strings;
-  :func:`rsp.spark.hashing.partitions_of` (vectorised) equals it.
+  which places the keys of the lines only rsp's parser reads, on generated strings.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from pyspark.sql import functions as F  # noqa: E402
 
 from rsp.background.vocab import RDF_TYPE  # noqa: E402
 from rsp.query.translation.partition import KeyPlan  # noqa: E402
-from rsp.spark.hashing import partition_of, partitions_of, spark_hash, spark_hashes  # noqa: E402
+from rsp.spark.hashing import partition_of, spark_hash  # noqa: E402
 from rsp.spark.keys import key_column  # noqa: E402
 from rsp.spark.source import parse_lines  # noqa: E402
 from rsp.spark.syntax import recheck_triple  # noqa: E402
@@ -260,31 +259,24 @@ def test_partition_of_equals_spark_hash_partitioning(spark, keys: list[str]) -> 
     for row in rows:
         assert spark_hash(row.k) == row.h, row.k
         assert [partition_of(row.k, n) for n in (1, 2, 3, 7)] == [row.p1, row.p2, row.p3, row.p7], row.k
-    for n in (1, 2, 3, 7):  # the vectorised hash (test_partitions_of_... below)
-        assert partitions_of(pa.array(keys), n).tolist() == [getattr(row, f"p{n}") for row in rows]
 
 
-KEY_TEXT = st.one_of(
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
-    st.sampled_from(TERMS).map(lambda t: t + "x" * 3),
-    st.text(
-        st.characters(blacklist_categories=("Cs",)), min_size=250, max_size=300
-    ),  # both sides of 256 bytes
-    st.sampled_from(["", "a", "ab", "abc", "abcd", "é", "\U0001f600"]).map(lambda t: t * 70),
-)
+@pytest.mark.parametrize(("buckets", "partitions"), [(2, 2), (3, 2), (4, 4), (8, 8), (5, 3)])
+def test_bucket_labels_spread_the_buckets_over_the_operators_partitions(
+    spark, buckets: int, partitions: int
+) -> None:
+    """The stateful operator groups by the bucket's label, in partition ``pmod(hash(label), n)`` as Spark
+    computes it for a long: bucket i lands in partition i mod n (the bucket numbers themselves do not:
+    0 and 1 both hash to partition 1 of 2)."""
+    from rsp.spark.hashing import bucket_labels, spark_hash_long
 
-
-@pytest.mark.generated
-@settings(max_examples=examples(200), deadline=None)
-@given(keys=st.lists(KEY_TEXT, min_size=0, max_size=40), cut=st.integers(0, 5))
-def test_partitions_of_equals_partition_of(keys: list[str], cut: int) -> None:
-    """``partitions_of`` (Spark's Murmur3 over a whole Arrow array, word by word in NumPy; keys over
-    256 bytes one by one) gives each key what ``partition_of`` gives it (checked against Spark above),
-    for a slice of an array and for a chunked one too; ``spark_hashes`` each key's ``spark_hash``."""
-    array = pa.array(["skipped"] * cut + keys).slice(cut)  # an offset into the buffers
-    assert spark_hashes(pa.array(keys)).tolist() == [spark_hash(k) for k in keys]
-    chunked = pa.chunked_array([keys[: len(keys) // 2], keys[len(keys) // 2 :]], pa.string())
-    for n in (1, 2, 3, 7):
-        expected = [partition_of(k, n) for k in keys]
-        assert partitions_of(array, n).tolist() == expected
-        assert partitions_of(chunked, n).tolist() == expected
+    labels = bucket_labels(buckets, partitions)
+    assert len(set(labels)) == buckets
+    frame = spark.createDataFrame([(v,) for v in [*labels, 0, 1, -1, 2**40, -(2**62)]], "v long")
+    rows = frame.select(
+        "v", F.hash("v").alias("h"), F.pmod(F.hash("v"), F.lit(partitions)).alias("p")
+    ).collect()
+    for row in rows:
+        assert spark_hash_long(row.v) == row.h, row.v
+    assert [row.p for row in rows[:buckets]] == [i % partitions for i in range(buckets)]
+    assert {row.p for row in rows if row.v in (0, 1)} == {1} or partitions != 2

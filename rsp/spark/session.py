@@ -12,10 +12,11 @@ the Python workers over Unix sockets (:func:`unix_sockets`; ``RSP_SPARK_UNIX_SOC
 
 The JVM a session launches runs in a session (and process group) of its own with SIGTERM blocked
 (blocked while it is started, kept through ``exec``; with ``-Xrs`` the JVM installs no signal handlers
-of its own, and the Python workers it starts inherit the mask): a signal meant for rsp (``timeout`` and Ctrl-C signal the whole process group, systemd every
-process of the service) reaches only rsp, which then stops Spark in order (rsp/cli/spark_run.py). The
-JVM still ends with rsp: it exits when its standard input, a pipe from rsp, closes. Its output goes to
-rsp's standard error: rsp's standard output carries the results.
+of its own, and the Python workers it starts inherit the mask): a signal meant for rsp (``timeout`` and
+Ctrl-C signal the whole process group, systemd every process of the service) reaches only rsp, which
+then stops Spark in order (rsp/cli/spark_run.py). The JVM still ends with rsp: it exits when its
+standard input, a pipe from rsp, closes. Its output goes to rsp's standard error: rsp's standard output
+carries the results.
 """
 
 from __future__ import annotations

@@ -20,13 +20,14 @@ def add_parser(sub) -> None:
     """Register ``rsp spark`` on the ``rsp`` command's subparsers."""
     spark = sub.add_parser(
         "spark",
-        help="run a query or LARS program over streams read by Spark Structured Streaming",
-        description="Feed a continuous query (.rq) or a LARS program (.lars) from Spark Structured Streaming "
-        "sources; the output is that of rsp run / rsp lars.",
+        help="run a query, LARS or DatalogMTL program over streams read by Spark Structured Streaming",
+        description="Run a continuous query (.rq), a LARS program (.lars) or a DatalogMTL program (.mtl) "
+        "over Spark Structured Streaming sources, through rsp.spark.reason / reason_program (an engine per "
+        "key bucket in Spark's stateful operator); the output is that of rsp run / rsp lars / rsp mtl.",
         epilog=SPARK_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    spark.add_argument("program", metavar="QUERY.rq|PROGRAM.lars", help="the query or LARS program")
+    spark.add_argument("program", metavar="QUERY.rq|PROGRAM.lars|PROGRAM.mtl", help="the query or program")
     spark.add_argument(
         "--stream",
         action="append",
@@ -56,14 +57,15 @@ def add_parser(sub) -> None:
     spark.add_argument(
         "--checkpoint",
         metavar="DIR",
-        help="exactly once across restarts: Spark's offsets and the engine's state are committed here "
-        "per micro-batch; run again with the same DIR to resume",
+        help="exactly once across restarts: Spark's checkpoint (offsets, commits, the engines' state "
+        "store) and the output's progress, per micro-batch; run again with the same DIR to resume (on a "
+        "cluster: a folder every executor reaches, required)",
     )
     spark.add_argument(
         "--partition-by",
         metavar="?VAR",
-        help="run one engine per value of ?VAR on Spark's executors (refused, with the reason, when the "
-        "query or program does not partition by it)",
+        help="key the elements by ?VAR and spread them over spark.sql.shuffle.partitions key buckets, an "
+        "engine each (refused, with the reason, when the query or program does not partition by it)",
     )
     spark.add_argument(
         "--mtl",

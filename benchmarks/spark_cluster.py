@@ -90,7 +90,34 @@ def isolation_possible() -> str | None:
     return None
 
 
-_PRIVATE_TMP = "mount -t tmpfs -o size=1g,mode=1777 rsp-worker-tmp /tmp"
+def _kept_under_tmp() -> list[str]:
+    """The folders under ``/tmp`` a worker still needs to see (this checkout, the virtual environment,
+    PySpark, Python): the first level under ``/tmp`` of each, e.g. a clone in ``/tmp/clean``."""
+    import pyspark
+
+    kept = set()
+    for path in (Path(__file__).resolve().parents[1], Path(sys.prefix), Path(pyspark.__file__).resolve(),
+                 Path(sys.executable).resolve()):  # fmt: skip
+        parts = path.parts
+        if len(parts) > 2 and parts[:2] == ("/", "tmp"):
+            kept.add(f"/tmp/{parts[2]}")
+    return sorted(kept)
+
+
+def _private_tmp() -> str:
+    """The shell command that gives a process in a new mount namespace a /tmp of its own (a tmpfs), the
+    folders of :func:`_kept_under_tmp` bound back into it from the /tmp of the machine."""
+    steps = []
+    kept = _kept_under_tmp()
+    if kept:
+        steps += ['keep=/var/tmp/rsp-worker-keep', 'mkdir -p "$keep"', 'mount --bind /tmp "$keep"']
+    steps.append("mount -t tmpfs -o size=1g,mode=1777 rsp-worker-tmp /tmp")
+    for path in kept:
+        steps += [f"mkdir -p {path}", f'mount --bind "$keep/{path[5:]}" {path}']
+    return " && ".join(steps)
+
+
+_PRIVATE_TMP = _private_tmp()
 """The shell command that gives a process in a new mount namespace a /tmp of its own."""
 
 

@@ -419,6 +419,14 @@ def timed_processor():
             write({"init": time.time(), **task()})
             super().init(Handle(handle, self.totals))
 
+        def runner(self, bucket: int):
+            """A new engine: the worker had none of the bucket's current state (rebuilt from the store)."""
+            start = time.perf_counter()
+            made = super().runner(bucket)
+            self.totals["rebuilt"] = self.totals.get("rebuilt", 0) + 1
+            self.totals["runner_s"] = self.totals.get("runner_s", 0.0) + time.perf_counter() - start
+            return made
+
         def handleInputRows(self, key, rows, timerValues):
             self.totals.clear()
             start = time.time()
@@ -590,6 +598,10 @@ def profile(args: argparse.Namespace) -> int:
               f"{m['engine']:.2f} s, rows to pandas {m['input_s']:.2f} s, answers out "
               f"{m['output_s']:.2f} s), after the last call {m['after']:.2f} s; state store commit "
               f"{m['commit']:.2f} s (tasks summed)")  # fmt: skip
+    rebuilt = sum(1 for c in calls if c.get("rebuilt"))
+    print(f"engines made new: {rebuilt} of {len(calls)} bucket calls (the first of each bucket included): "
+          "a bucket whose task lands on another Python worker than its last one is rebuilt from the "
+          "state store")  # fmt: skip
     placed = {c["bucket"]: c["partition"] for c in calls}
     if len(set(placed.values())) < len(placed):
         print(f"bucket -> task partition: {placed}: buckets that share a partition run one after the "
@@ -617,7 +629,8 @@ def _task(task: dict, mine: list[dict], figures: dict[str, float]) -> str:
     for key, value in (*part.items(), *spans.items()):
         figures[key] += value
     rows = sum(c.get("list.get.rows", 0) for c in mine)
-    buckets = ", ".join(str(c["bucket"]) for c in mine)
+    figures["rebuilt"] = figures.get("rebuilt", 0) + sum(c.get("rebuilt", 0) for c in mine)
+    buckets = ", ".join(str(c["bucket"]) + (" (rebuilt)" if c.get("rebuilt") else "") for c in mine)
     return (f"{took:.2f} s = {spans['to_first']:.2f} s to the first bucket call + buckets {buckets}: "
             f"{spans['calls']:.2f} s [list state read {part['list.get']:.2f} s ({rows:,} rows), appended "
             f"{part['list.appendList']:.2f} s, rewritten {part['list.put']:.2f} s; engine and pandas "

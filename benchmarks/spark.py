@@ -42,10 +42,10 @@ Spark's UI on (its REST API gives each stage's and task's times) and the statefu
 timers (the state handles' calls; the rest of a bucket's call is the engine and the pandas around it),
 and prints where each micro-batch's time goes: ``addBatch`` and planning; the stage that reads, parses,
 tags and shuffles the lines; the stateful stage, task by task: the time to its first bucket call, each
-call's list-state reads, appends and rewrites, engine, hand-over to pandas and answers, the time after
-the last call; the state store's commit; then medians from the second micro-batch on. Before it, the
-same steps before the stateful operator over one micro-batch's file as batch jobs (read, + parse, + tag,
-+ shuffle).
+call's list-state reads, appends and rewrites, engine, hand-over to pandas and answers, whether its
+engine was rebuilt from the state store (the worker's cache missed), the time after the last call; the
+state store's commit; then medians from the second micro-batch on. Before it, the same steps before the
+stateful operator over one micro-batch's file as batch jobs (read, + parse, + tag, + shuffle).
 """
 
 from __future__ import annotations

@@ -258,9 +258,6 @@ def use_rocksdb(spark) -> None:
         )
 
 
-_use_rocksdb = use_rocksdb
-
-
 def _stream_numbers(streams: tuple[str, ...], column: Column | None) -> Column:
     """A row's stream as its number in ``streams`` (-1: a stream the query does not read)."""
     if len(streams) == 1 and column is None:
@@ -391,9 +388,6 @@ def bounds_function(
             yield _to_all(everyone, END, int(ended["time"].fillna(0).iloc[0]), 0, None)
 
     return add_bounds
-
-
-_bounds_function = bounds_function
 
 
 def _count(counts: dict[int, int], rows: pd.DataFrame) -> None:

@@ -1,6 +1,6 @@
 """The key buckets of :func:`rsp.spark.reason` against one engine over the whole stream, without a JVM.
 
-The real bounds function (:func:`rsp.spark.reasoner._bounds_function`, the ``mapInPandas`` step that
+The real bounds function (:func:`rsp.spark.reasoner.bounds_function`, the ``mapInPandas`` step that
 sends every bucket its input partition's bounds) and the real stateful processor
 (:class:`rsp.spark.processor.QueryProcessor`) run in-process over in-memory state handles that behave
 as Spark's state store does: each micro-batch's state is a new version; a micro-batch Spark runs again
@@ -36,6 +36,8 @@ from paths import GOLDEN_SPARK
 pytest.importorskip("pyspark")
 pd = pytest.importorskip("pandas")
 
+from program_buckets import Store  # noqa: E402
+
 from rsp.spark import processor as P  # noqa: E402
 from rsp.spark.reasoner import BUCKET, bounds_function, output_schema  # noqa: E402
 
@@ -51,57 +53,6 @@ WHERE { ?v ex:speed ?s }
 GROUP BY ?v
 """
 Element = tuple[int, str, str, str]
-
-
-class _List:
-    def __init__(self, rows=()) -> None:
-        self.rows = list(rows)
-
-    def exists(self) -> bool:
-        return bool(self.rows)
-
-    def get(self):
-        return iter(list(self.rows))
-
-    def put(self, rows) -> None:
-        self.rows = list(rows)
-
-    def appendList(self, rows) -> None:  # noqa: N802 - PySpark's name
-        self.rows.extend(rows)
-
-    def clear(self) -> None:
-        self.rows = []
-
-
-class _Value:
-    def __init__(self, value=None) -> None:
-        self.value = value
-
-    def exists(self) -> bool:
-        return self.value is not None
-
-    def get(self):
-        return self.value
-
-    def update(self, value) -> None:
-        self.value = tuple(value)
-
-    def clear(self) -> None:
-        self.value = None
-
-
-class _Store:
-    """One bucket's state, as a StatefulProcessorHandle hands it out."""
-
-    def __init__(self) -> None:
-        self.lists: dict[str, _List] = {}
-        self.values: dict[str, _Value] = {}
-
-    def getListState(self, name, _schema):  # noqa: N802
-        return self.lists.setdefault(name, _List())
-
-    def getValueState(self, name, _schema):  # noqa: N802
-        return self.values.setdefault(name, _Value())
 
 
 def _job(cache: bool = True, ident: str = "sums") -> P.QueryJob:
@@ -152,7 +103,7 @@ class _Spark:
     def __init__(self, buckets: int, mode: str) -> None:
         self.buckets, self.mode = buckets, mode
         self.job = _job(cache=mode != "uncached", ident=f"sums-{mode}-{buckets}")
-        self.stores: dict[int, _Store] = {}
+        self.stores: dict[int, Store] = {}
         self.rows: list[list] = []
         P.drop_cached_engines()
 
@@ -168,7 +119,7 @@ class _Spark:
         for bucket, rows in frame.groupby(BUCKET, sort=True):
             if self.mode == "rebuilt":
                 P.drop_cached_engines()
-            store = self.stores.setdefault(int(bucket), _Store())
+            store = self.stores.setdefault(int(bucket), Store())
             processor = P.QueryProcessor(self.job, schema)
             processor.init(store)
             out = list(processor.handleInputRows((int(bucket),), iter([rows.drop(columns=[BUCKET])]), None))

@@ -62,8 +62,9 @@ class _Value:
         self.value = None
 
 
-class _Store:
-    """One bucket's state, as a StatefulProcessorHandle hands it out."""
+class Store:
+    """One bucket's state, as a StatefulProcessorHandle hands it out (its list and value states, each
+    micro-batch's copy taken by the caller, as Spark's state store versions them)."""
 
     def __init__(self) -> None:
         self.lists: dict[str, _List] = {}
@@ -104,7 +105,7 @@ class Operator:
     def __init__(self, job, processor, tagger, schema, buckets: int, mode: str) -> None:
         self.job, self.processor, self.tagger, self.schema = job, processor, tagger, schema
         self.buckets, self.mode = buckets, mode
-        self.stores: dict[int, _Store] = {}
+        self.stores: dict[int, Store] = {}
         self.rows: list[list] = []
         self.batches: list[int] = []
         self.count = 0
@@ -139,7 +140,7 @@ class Operator:
         for bucket, rows in frame.groupby(BUCKET, sort=True):
             if self.mode == "rebuilt":
                 P.drop_cached_engines()
-            store = self.stores.setdefault(int(bucket), _Store())
+            store = self.stores.setdefault(int(bucket), Store())
             processor = self.processor(self.job, self.schema)
             processor.init(store)
             out = list(processor.handleInputRows((int(bucket),), iter([rows.drop(columns=[BUCKET])]), None))

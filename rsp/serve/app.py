@@ -15,6 +15,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from rsp.errors import RspError
+from rsp.serve.journal import JournalError
 from rsp.serve.service import BadElements, NotFound, Service, result_line
 
 MAX_BODY = 16 * 1024 * 1024
@@ -76,6 +77,8 @@ def create_app(
                 return JSONResponse({"error": {"message": str(err), "text": str(err)}}, err.status)
             except NotFound as err:
                 return JSONResponse(_error_json(err), 404)
+            except JournalError as err:  # nothing of the request was kept: the client sends it again
+                return JSONResponse(_error_json(err), 503)
             except BadElements as err:
                 errors = [_error_json(e)["error"] for e in err.errors]
                 summary = _error_json(RspError(err.message))["error"]
@@ -106,7 +109,7 @@ def create_app(
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in FORMATS:
             raise HttpError(400, f"format={fmt}: one of {', '.join(FORMATS)}")
-        lines = service.results(request.path_params["name"], fmt)
+        lines = service.results(request.path_params["name"], fmt, _after(request))
         return PlainTextResponse("".join(line + "\n" for line in lines), media_type="application/x-ndjson")
 
     async def streams(request: Request, text: str) -> Response:
@@ -124,14 +127,15 @@ def create_app(
 
     async def elements(request: Request, text: str) -> Response:
         iri = request.query_params.get("stream", "")
+        key = request.headers.get("idempotency-key")
         kind = request.headers.get("content-type", "application/n-triples").split(";")[0].strip()
         if kind in ("application/ld+json", "application/json"):
             try:
                 document = json.loads(text)
             except json.JSONDecodeError as err:
                 raise RspError(f"not JSON: {err.msg}", _position(err)) from None
-            return JSONResponse(service.push_jsonld(iri, document))
-        return JSONResponse(service.push_ntriples(iri, text))
+            return JSONResponse(service.push_jsonld(iri, document, key))
+        return JSONResponse(service.push_ntriples(iri, text, key))
 
     async def advance(request: Request, _text: str) -> Response:
         time = request.query_params.get("time")
@@ -154,18 +158,23 @@ def create_app(
         fmt = request.query_params.get("format", "jsonl")
         try:
             handle = service.handle(name)
-        except NotFound as err:
-            return JSONResponse(_error_json(err), 404)
-        queue = service.listen(name)
+            after = _after(request)
+        except (NotFound, HttpError) as err:
+            return JSONResponse(_error_json(err), getattr(err, "status", 404))
+        gap = service.since(name, after)[1] if after is not None else None
+        queue = service.listen(name, after)
 
         async def stream():
             try:
                 yield ": connected\n\n"
+                if gap is not None:  # instants between `after` and the oldest kept are gone
+                    yield f"event: gap\ndata: {json.dumps({'after': after, 'oldest': gap})}\n\n"
                 while True:
                     result = await queue.get()
                     if result is None:
                         return
-                    yield f"event: result\ndata: {result_line(result, handle.variables, fmt)}\n\n"
+                    line = result_line(result, handle.variables, fmt)
+                    yield f"event: result\nid: {_event_id(name, result.time)}\ndata: {line}\n\n"
             finally:
                 service.unlisten(name, queue)
 
@@ -177,11 +186,12 @@ def create_app(
         await websocket.accept()
         try:
             handle = service.handle(name)
-        except NotFound as err:
+            after = _after(websocket)
+        except (NotFound, HttpError) as err:
             await websocket.send_json(_error_json(err))
-            await websocket.close(code=4404)
+            await websocket.close(code=4404 if isinstance(err, NotFound) else 4400)
             return
-        queue = service.listen(name)
+        queue = service.listen(name, after)
         try:
             while True:
                 result = await queue.get()
@@ -223,6 +233,23 @@ def create_app(
     app = Starlette(routes=routes)
     app.state.service = service
     return app
+
+
+def _event_id(name: str, instant: int) -> str:
+    """A result event's id: its query and instant (``Q/1000``)."""
+    return f"{name}/{instant}"
+
+
+def _after(request) -> int | None:
+    """The instant a subscriber resumes after: ``?after=`` (an event id or an instant in ms), else an
+    SSE client's ``Last-Event-ID``; None for none."""
+    given = request.query_params.get("after") or request.headers.get("last-event-id")
+    if not given:
+        return None
+    instant = given.rsplit("/", 1)[-1]
+    if not (instant.isascii() and instant.isdigit()):
+        raise HttpError(400, f"after={given}: an event id (QUERY/INSTANT) or an instant in ms")
+    return int(instant)
 
 
 def _position(err: json.JSONDecodeError):

@@ -35,6 +35,10 @@ def add_parser(sub) -> None:
     serve.add_argument("--retain", type=int, default=1000, metavar="N",
                        help="instants each query keeps for subscribers resuming after an event id "
                        "(Last-Event-ID, ?after=; default 1000)")  # fmt: skip
+    serve.add_argument("--compact-bytes", type=int, default=64 * 1024 * 1024, metavar="BYTES",
+                       help="with --data: rewrite the log without what no window or retained instant "
+                       "needs once it is over BYTES and twice its size after the last rewrite "
+                       "(default 64 MiB)")  # fmt: skip
     serve.add_argument("--quiet", "-q", action="store_true", help="no access log, no query warnings")
     serve.set_defaults(handler=command)
 
@@ -51,7 +55,9 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
         logging.getLogger("rsp.serve").setLevel(logging.ERROR)
     if args.retain < 1:
         raise RspError(f"--retain {args.retain}: at least 1 instant")
-    service = Service(args.entailment, retain=args.retain)
+    if args.compact_bytes < 1:
+        raise RspError(f"--compact-bytes {args.compact_bytes}: at least 1")
+    service = Service(args.entailment, retain=args.retain, compact_bytes=args.compact_bytes)
     for path in args.ontology:  # before the log's registrations, as when they were first made
         service.engine.load_ontology(path)
     if args.data is not None:

@@ -44,6 +44,9 @@ def _fault(point: str) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+COMPACT_BYTES = 64 * 1024 * 1024
+"""The smallest log that is compacted (``rsp serve --compact-bytes``)."""
+
 KEYS = 100_000
 """Request keys remembered for retries (``Idempotency-Key``): the newest this many."""
 
@@ -65,7 +68,11 @@ class Service:
     """Queries, streams and results of one ``rsp serve``."""
 
     def __init__(
-        self, entailment: str = "none", data: str | Path | None = None, retain: int = RETAIN
+        self,
+        entailment: str = "none",
+        data: str | Path | None = None,
+        retain: int = RETAIN,
+        compact_bytes: int = COMPACT_BYTES,
     ) -> None:
         from rsp.runtime import Engine
 
@@ -77,6 +84,10 @@ class Service:
         self.retain = retain
         self.listeners: dict[str, set[asyncio.Queue]] = {}
         self.lock = asyncio.Lock()
+        self.compact_bytes = compact_bytes
+        """The log is compacted when it grows over this, and over twice its size after the last time."""
+        self._compact_at = compact_bytes
+        self._retain_from: dict[str, int] = {}
         self.answered: dict[str, dict] = {}
         """The answer to each request key logged (the newest :data:`KEYS`)."""
         self.graphs = 0
@@ -108,7 +119,9 @@ class Service:
                       "unstream": lambda r: self.delete_stream(r["iri"], log=False),
                       "graph": lambda r: self.load(r["text"], r["suffix"], log=False),
                       "push": self._replay_push,
-                      "advance": lambda r: self.advance(r.get("time"), r.get("name"), log=False)}  # fmt: skip
+                      "advance": lambda r: self.advance(r.get("time"), r.get("name"), log=False),
+                      "keys": lambda r: self.answered.update(r["answered"]),
+                      "retain": lambda r: self._retain_from.__setitem__(r["name"], r["from"])}  # fmt: skip
             first = True
             for record in self.journal.records():
                 counts["records"] += 1
@@ -135,9 +148,24 @@ class Service:
                 self.journal.append([{"op": "start", "entailment": entailment}])
             counts["cut"] = self.journal.cut
             self.restored = counts
+            self._retain_from.clear()
+            self._compact_at = max(self.compact_bytes, 2 * self.journal.size())
         except BaseException:
             self.journal.close()
             raise
+
+    def compact(self) -> None:
+        """Rewrite the log with only what a restart still needs (:mod:`rsp.serve.compaction`)."""
+        from rsp.serve.compaction import compact, horizons
+
+        queries = []
+        for handle in self.engine.queries:
+            kept = self.history.get(handle.name)
+            oldest = kept[0].time if kept else handle.closed_until
+            queries.append((handle.name, handle.query, oldest))
+        needed, retained = horizons(queries)
+        self.journal.rewrite(compact(list(self.journal.records()), needed, retained, dict(self.answered)))
+        self._compact_at = max(self.compact_bytes, 2 * self.journal.size())
 
     def _log(self, record: dict) -> None:
         """Make ``record`` durable (no-op without a data folder); raises
@@ -209,6 +237,8 @@ class Service:
             listener.put_nowait(None)
 
     def _publish(self, handle, result) -> None:
+        if self._retain_from and result.time < self._retain_from.get(handle.name, result.time):
+            return  # replaying a compacted log: an instant before the retained ones, from partial windows
         self.recent[handle.name].append(result)
         self.history[handle.name].append(result)
         for listener in self.listeners.get(handle.name, ()):
@@ -281,6 +311,8 @@ class Service:
         answer = self._push(iri, batches)
         self._remember(key, answer)
         _fault("pushed")
+        if self.journal is not None and self.journal.size() > self._compact_at:
+            self.compact()
         return answer
 
     def push_jsonld(self, iri: str, document, key: str | None = None) -> dict:

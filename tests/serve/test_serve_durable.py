@@ -20,6 +20,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fuzzing import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from paths import ROOT
 
 from rsp.serve.journal import Journal, JournalError, encode
@@ -322,3 +325,84 @@ def test_killed_at_random_points_it_loses_nothing_acknowledged(tmp_path: Path, s
     assert len(ids) == len(set(ids)), "an instant came twice"
     assert [data for _, data in seen] == EXPECTED
 
+
+
+# -- compaction: the log bounded by the windows and the retention --------------------------------------
+
+
+def _long_stream(rounds: int, rng: random.Random) -> list[str]:
+    """The example's stream ``rounds`` times, each 40 s later (its observations renamed per round), its
+    lines shuffled a little (elements out of time order within a few lines)."""
+    lines = []
+    for round_ in range(rounds):
+        for line in LINES:
+            body, stamp = line.rsplit("# ", 1)
+            body = body.replace("#obs", f"#r{round_}obs")
+            lines.append(f"{body}# {int(stamp) + 40_000 * round_}\n")
+    for index in range(len(lines) - 1):
+        if rng.random() < 0.1:
+            lines[index], lines[index + 1] = lines[index + 1], lines[index]
+    return lines
+
+
+@pytest.mark.generated
+@settings(max_examples=examples(4), deadline=None)
+@given(st.integers(0, 2**32))
+def test_a_compacted_log_restores_what_the_whole_log_does(tmp_path_factory, seed: int) -> None:
+    """Two services, one compacting its log often (a few KB) and one never, take the same requests and
+    advances; restarted, each has the same queries, the same retained instants, and then gives the same
+    instants for the rest of the stream. The compacted log stays bounded as the stream grows."""
+    tmp_path = tmp_path_factory.mktemp("compaction")
+    rng = random.Random(seed)
+    lines = _long_stream(12, rng)
+    retain = rng.choice([1, 3, 8])
+    small = _service(tmp_path / "small", retain=retain, compact_bytes=4096)
+    whole = _service(tmp_path / "whole", retain=retain, compact_bytes=1 << 40)
+    for service in (small, whole):
+        service.register(QUERY)
+    istream = QUERY.replace("REGISTER QUERY HotRooms AS", "REGISTER ISTREAM QUERY NewHot AS")
+    for service in (small, whole):  # ISTREAM compares each instant with the one before
+        service.register(istream)
+    stop = rng.randrange(2 * len(lines) // 3, len(lines))
+    start, sizes, newest = 0, [], 0
+    while start < stop:
+        size = rng.randint(1, 30)
+        text = "".join(lines[start : min(stop, start + size)])
+        for service in (small, whole):
+            service.push_ntriples(STREAM, text, key=f"k{start}")
+        newest = max(newest, max(int(line.rsplit("# ", 1)[1]) for line in lines[start : min(stop, start + size)]))
+        if rng.random() < 0.1:  # a watermark a little behind the newest element
+            for service in (small, whole):
+                service.advance(max(0, newest - rng.randint(0, 3000)))
+        start += size
+        sizes.append((small.journal.size(), whole.journal.size()))
+    names = [handle.name for handle in whole.engine.queries]
+    kept = {name: whole.results(name, after=-1) for name in names}
+    for service in (small, whole):
+        service.close()
+    third = len(sizes) // 3
+    middle, last = sizes[third : 2 * third], sizes[2 * third :]
+    assert max(s for s, _ in last) <= 1.3 * max(s for s, _ in middle)  # bounded: it does not grow on
+    assert last[-1][1] >= 1.4 * middle[-1][1]  # while the whole log does
+    small, whole = (_service(tmp_path / name, retain=retain, compact_bytes=4096) for name in ("small", "whole"))
+    for name in names:
+        assert small.results(name, after=-1) == kept[name][-retain:]
+        recent = small.results(name)  # the recent results: from the retained instants on, none from partial windows
+        assert len(recent) >= min(retain, len(kept[name])) and recent == whole.results(name)[-len(recent) :]
+        assert whole.results(name, after=-1)[-retain:] == kept[name][-retain:]
+    first = "".join(lines[: lines.index(lines[0]) + 1])
+    retried = [service.push_ntriples(STREAM, first, key="k0") for service in (small, whole)]
+    assert retried[0] == retried[1] and retried[0]["elements"] > 0  # the first answer, nothing added again
+    assert small.restored["elements"] < whole.restored["elements"]
+    for index in range(stop, len(lines), 25):
+        text = "".join(lines[index : index + 25])
+        answers = [service.push_ntriples(STREAM, text) for service in (small, whole)]
+        assert answers[0] == answers[1]
+    for service in (small, whole):
+        service.advance()
+    for name in names:
+        after = kept[name][-1] if kept[name] else None
+        instant = json.loads(after)["time"] if after else -1
+        assert small.results(name, after=instant) == whole.results(name, after=instant)
+    small.close()
+    whole.close()

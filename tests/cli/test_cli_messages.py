@@ -1,0 +1,87 @@
+"""The messages a new user reads first (issue 45, item 12): argument errors under the usage of the command
+that was given, with the closest names suggested; a help text for every option; LARS syntax errors that
+say why; an ontology's syntax error at its line, in plain text; a directory given as a stream; stream
+summaries that name what they count."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from paths import ROOT
+
+from rsp.cli import build_parser, main
+
+
+def parsers() -> list[tuple[str, argparse.ArgumentParser]]:
+    parser = build_parser()
+    return [("rsp", parser), *((f"rsp {name}", sub) for name, sub in parser.commands.items())]
+
+
+def test_every_command_is_walked() -> None:
+    names = {name for name, _parser in parsers()}
+    assert names == {"rsp", "rsp run", "rsp lars", "rsp mtl", "rsp explain", "rsp serve", "rsp spark"}
+
+
+@pytest.mark.parametrize("name, parser", parsers(), ids=[name for name, _ in parsers()])
+def test_every_option_has_a_help_text(name: str, parser) -> None:
+    """Each argument of each command says what it does in ``--help`` (argparse.SUPPRESS: deliberately
+    hidden)."""
+    assert parser.arguments, name
+    for action in parser.arguments:
+        label = "/".join(action.option_strings) or action.dest
+        assert action.help, f"{name} {label} has no help text"
+
+
+def error_of(argv: list[str], capsys) -> list[str]:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return captured.err.strip().splitlines()
+
+
+@pytest.mark.parametrize(
+    "argv, usage, message",
+    [
+        (["rn", "q.rq"], "usage: rsp [", "rsp: error: argument COMMAND: invalid choice: 'rn' "),
+        (["run", "q.rq", "--stream", "s.nt", "--strem", "x"], "usage: rsp run ", "rsp run: error: "
+         "unrecognized arguments: --strem x (--strem: did you mean --stream?)"),
+        (["lars", "p.lars", "--stream", "s", "--formt=csv"], "usage: rsp lars ", "rsp lars: error: "
+         "unrecognized arguments: --formt=csv (--formt: did you mean --format?)"),
+        (["mtl", "p.mtl", "--horizn", "3"], "usage: rsp mtl ", "did you mean --horizon?"),
+        (["run", "q.rq", "--format", "jsn"], "usage: rsp run ", "invalid choice: 'jsn'"),
+        (["run", "q.rq", "--strem", "s.nt"], "usage: rsp run ", "rsp run: error: the following arguments "
+         "are required: --stream (--strem: did you mean --stream?)"),
+        (["--vresion"], "usage: rsp [", "rsp: error: unrecognized arguments: --vresion (--vresion: did you "
+         "mean --version?)"),
+    ],
+)  # fmt: skip
+def test_argument_errors_show_the_commands_usage_and_close_matches(capsys, argv, usage, message) -> None:
+    err = error_of(argv, capsys)
+    assert err[0].startswith(usage), err
+    assert message in err[-1], err
+
+
+def test_an_invalid_choice_suggests_the_closest(capsys) -> None:
+    assert error_of(["rn", "q.rq"], capsys)[-1].endswith("(did you mean run?)")
+    assert error_of(["run", "q.rq", "--stream", "s", "--format", "jsn"], capsys)[-1].endswith(
+        "(did you mean jsonl?)"
+    )
+    assert error_of(["lars", "p", "--stream", "s", "--mode", "clingoo"], capsys)[-1].endswith(
+        "(did you mean clingo?)"
+    )
+
+
+def test_nothing_close_suggests_nothing(capsys) -> None:
+    err = error_of(["frobnicate"], capsys)
+    assert "did you mean" not in err[-1]
+    assert error_of(["run", "q.rq", "--stream", "s", "--zzzz"], capsys)[-1].endswith(
+        "unrecognized arguments: --zzzz (no option --zzzz)"
+    )
+
+
+def test_an_abbreviated_option_is_not_called_unknown(capsys) -> None:
+    err = error_of(["run", "q.rq", "--strea"], capsys)
+    assert "no option" not in err[-1] and "did you mean" not in err[-1], err

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 import pytest
-from paths import ROOT
 
 from rsp.cli import build_parser, main
 
@@ -85,3 +84,41 @@ def test_nothing_close_suggests_nothing(capsys) -> None:
 def test_an_abbreviated_option_is_not_called_unknown(capsys) -> None:
     err = error_of(["run", "q.rq", "--strea"], capsys)
     assert "no option" not in err[-1] and "did you mean" not in err[-1], err
+
+
+# -- LARS syntax errors that say why -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, where, why",
+    [
+        ("Hot :- temp(X), X > 3.", "1:1", "Hot starts in upper case, which makes it a variable; predicates "
+         "and constants start in lower case: hot"),
+        ("hot(X) :- [3] <> Temp(X).", "1:18", "Temp starts in upper case"),
+        ("hot(X) :- Temp(X).", "1:15", "Temp starts in upper case, which makes it a variable"),
+        ("q.\n@T Alarm :- [5] @T q.", "2:4", "Alarm starts in upper case"),
+        ("hot(X) :- [3s] <> temp(X).", "1:13", "a LARS window counts time points and has no unit: [3] spans "
+         "the time points t-3 to t"),
+        ("hot(X) :- [ 10 sec ] [] temp(X).", "1:16", "[10] spans the time points t-10 to t"),
+        ("hot(X) :- [#3 s] <> temp(X).", "1:15", "a tuple window counts stream atoms and has no unit: "
+         "write [#3]"),
+    ],
+)  # fmt: skip
+def test_lars_syntax_errors_say_what_was_meant(text: str, where: str, why: str) -> None:
+    from rsp.errors import ProgramError
+    from rsp.lars.parser import parse_program
+
+    with pytest.raises(ProgramError) as err:
+        parse_program(text, "p.lars")
+    assert str(err.value).startswith(f"p.lars:{where}: unexpected "), str(err.value)
+    assert why in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["hot(X) :- temp(X) X.", "hot(X) :- temp(X), X > 3, Y.", "hot(X :- p."])
+def test_other_lars_syntax_errors_get_no_such_hint(text: str) -> None:
+    from rsp.errors import ProgramError
+    from rsp.lars.parser import parse_program
+
+    with pytest.raises(ProgramError) as err:
+        parse_program(text, "p.lars")
+    assert "upper case" not in str(err.value) and "window" not in str(err.value)

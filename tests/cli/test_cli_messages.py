@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from paths import ROOT
 
 from rsp.cli import build_parser, main
 
@@ -122,3 +123,28 @@ def test_other_lars_syntax_errors_get_no_such_hint(text: str) -> None:
     with pytest.raises(ProgramError) as err:
         parse_program(text, "p.lars")
     assert "upper case" not in str(err.value) and "window" not in str(err.value)
+
+
+# -- an ontology's syntax error ------------------------------------------------------------------------
+
+
+def test_a_turtle_error_names_its_line_and_column_in_plain_text(capsys, tmp_path) -> None:
+    """rdflib counts the lines of a long string twice over and shows its excerpt as Python bytes
+    literals; the message names the line and column of the file and the reason only."""
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(
+        '@prefix ex: <http://ex.org/> .\nex:a ex:b """one\ntwo\nthree""" .\n# é\nex:é ex:b ex:c .\nex:a ex:b .\n'
+    )
+    code = main(["explain", str(ROOT / "examples" / "building" / "hot-rooms.rq"), "--ontology", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"{bad}:7:10: cannot parse as turtle: objectList expected ("), err
+    assert "b'" not in err and "\\n" not in err and "Traceback" not in err
+
+
+def test_an_ontology_text_error_names_its_line(tmp_path) -> None:
+    from rsp.background.ontology import OntologyError, parse_ontology_text
+
+    with pytest.raises(OntologyError) as err:
+        parse_ontology_text("@prefix ex: <http://ex.org/> .\n\nex:a ex:b ex:c ;\n  ex:d .\n")
+    assert str(err.value) == "<string>:4:7: cannot parse as turtle: objectList expected"

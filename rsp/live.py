@@ -130,13 +130,16 @@ class LiveSource:
                     raise Stopped
                 self.fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
-                message = "no such stream file (check the path given to --stream)"
-                raise StreamError(message, Position(path)) from None
+                raise no_stream_file(path) from None
             except OSError as err:
                 raise StreamError(f"cannot read the stream: {err.strerror}", Position(path)) from None
             finally:
                 stop.blocking = False
-            self.regular = stat.S_ISREG(os.fstat(self.fd).st_mode)
+            mode = os.fstat(self.fd).st_mode
+            if stat.S_ISDIR(mode):
+                os.close(self.fd)
+                raise no_stream_file(path)
+            self.regular = stat.S_ISREG(mode)
         self.follow = follow and self.regular
         if not self.regular:
             os.set_blocking(self.fd, False)
@@ -217,6 +220,17 @@ def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
                 wait([source], stop, 1.0)
     finally:
         source.close()
+
+
+def no_stream_file(path: str) -> StreamError:
+    """The error for a ``--stream`` path that is not a file: a directory, or nothing."""
+    if os.path.isdir(path):
+        return StreamError(
+            "is a directory, not a stream file (give --stream a file; rsp spark reads a directory that "
+            "receives stream files)",
+            Position(path),
+        )
+    return StreamError("no such stream file (check the path given to --stream)", Position(path))
 
 
 def summary(command: str, stop: StopSignals, instants: int, unit: str, elements: int, what: str) -> str:

@@ -148,3 +148,27 @@ def test_an_ontology_text_error_names_its_line(tmp_path) -> None:
     with pytest.raises(OntologyError) as err:
         parse_ontology_text("@prefix ex: <http://ex.org/> .\n\nex:a ex:b ex:c ;\n  ex:d .\n")
     assert str(err.value) == "<string>:4:7: cannot parse as turtle: objectList expected"
+
+
+# -- a directory given as a stream ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", str(ROOT / "examples" / "building" / "hot-rooms.rq")],
+        ["run", str(ROOT / "examples" / "building" / "hot-rooms.rq"), "--follow"],
+        ["lars", str(ROOT / "examples" / "cooling" / "cooling.lars")],
+        ["lars", str(ROOT / "examples" / "cooling" / "cooling.lars"), "--models", "1"],
+        ["mtl", str(ROOT / "tests" / "golden" / "mtl" / "boxminus-punctual" / "program.txt")],
+    ],
+    ids=["run", "run-follow", "lars", "lars-models", "mtl"],
+)
+def test_a_directory_given_as_a_stream_is_called_a_directory(capsys, tmp_path, argv) -> None:
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    code = main([*argv, "--stream", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"{folder}: is a directory, not a stream file (give --stream a file; rsp spark reads a " \
+        "directory that receives stream files)\n"  # fmt: skip

@@ -172,3 +172,27 @@ def test_a_directory_given_as_a_stream_is_called_a_directory(capsys, tmp_path, a
     assert code == 2
     assert err == f"{folder}: is a directory, not a stream file (give --stream a file; rsp spark reads a " \
         "directory that receives stream files)\n"  # fmt: skip
+
+
+# -- summaries name what they count --------------------------------------------------------------------
+
+RANGE_QUERY = """REGISTER QUERY q AS SELECT ?s FROM STREAM <http://s> [RANGE 10s STEP 10s]
+WHERE { ?s <http://p> ?o }
+"""
+
+
+def test_a_stream_summary_counts_timestamps_not_instants(capsys, tmp_path) -> None:
+    """20 timestamps 1 s apart, a query evaluated every 10 s: the summary says 20 timestamps (the
+    query's instants are another count)."""
+    query = tmp_path / "q.rq"
+    query.write_text(RANGE_QUERY)
+    stream = tmp_path / "s.nt"
+    lines = [f"<http://a{t}> <http://p> <http://b> . # {t * 1000}\n" for t in range(20)]
+    stream.write_text("".join(lines) + "not a triple . # 20000\n")
+    assert main(["run", str(query), "--stream", str(stream)]) == 0
+    captured = capsys.readouterr()
+    instants = [line for line in captured.out.splitlines() if line.startswith("{")]
+    assert len(instants) < 20
+    assert captured.err.splitlines()[-1].startswith(
+        f"{stream}: 21 lines, 20 triples at 20 timestamps, 1 rejected, 0 late"
+    ), captured.err

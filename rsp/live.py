@@ -303,9 +303,9 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     for iri, _path in pairs:
         per_stream[iri] = per_stream.get(iri, 0) + 1
     rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
-    instants = [0]
+    instants: set[int] = set()  # the instants written: several queries' results at one instant count once
     for handle in handles:
-        handle.subscribe(lambda _result: instants.__setitem__(0, instants[0] + 1))
+        handle.subscribe(lambda result: instants.add(result.time))
     streams: list[_Stream] = []
     elements = 0
 
@@ -415,7 +415,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         if rejects is not None:
             rejects.close()
         if stop.requested.is_set() and not args.quiet:
-            print(summary("run", stop, instants[0], "instant", elements, "triples"), file=sys.stderr)
+            print(summary("run", stop, len(instants), "instant", elements, "triples"), file=sys.stderr)
     if not args.quiet:
         for stream in streams:
             counter = stream.counters

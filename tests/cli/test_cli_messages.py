@@ -6,6 +6,7 @@ summaries that name what they count."""
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 from paths import ROOT
@@ -196,3 +197,39 @@ def test_a_stream_summary_counts_timestamps_not_instants(capsys, tmp_path) -> No
     assert captured.err.splitlines()[-1].startswith(
         f"{stream}: 21 lines, 20 triples at 20 timestamps, 1 rejected, 0 late"
     ), captured.err
+
+
+def test_a_stopped_live_run_counts_each_instant_once_for_several_queries(tmp_path) -> None:
+    """Two queries over one live stream: the summary counts the instants written, not the results (one
+    per query per instant)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    building = ROOT / "examples" / "building"
+    second = tmp_path / "again.rq"
+    second.write_text((building / "hot-rooms.rq").read_text().replace("QUERY HotRooms", "QUERY Again"))
+    lines = (building / "temperatures.nt").read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if int(line.rsplit("# ", 1)[1]) >= 10_000) + 1
+    ontology = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--entailment", "rdfs"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rsp", "run", str(building / "hot-rooms.rq"), str(second), "--stream", "-",
+         *ontology],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        proc.stdin.write("".join(lines[:cut]))
+        proc.stdin.flush()
+        written = [proc.stdout.readline() for _ in range(4)]  # instants 5000 and 10000, each query's
+        os.killpg(proc.pid, signal.SIGTERM)
+        rest, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    records = [json.loads(line) for line in written + rest.splitlines(keepends=True)]
+    times = {record["time"] for record in records}
+    assert {record["query"] for record in records} == {"HotRooms", "Again"}
+    assert len(records) == 2 * len(times)
+    assert stderr == f"rsp run: stopped by SIGTERM: {len(times)} instants written, {cut} triples read\n"

@@ -1,6 +1,7 @@
 """Keep the examples in the docs true: run every example command and write (or check) its output.
 
-An example is a block in a page of ``docs/`` between two markers::
+An example is a block in a page (``docs/*.md``, ``README.md``, ``queries/README.md``,
+``examples/*/README.md``) between two markers::
 
     <!-- example: rsp run docs/examples/select.rq --stream docs/examples/sensors.nt --format csv -->
     ... generated: the query or program file, the command and what rsp prints ...
@@ -80,13 +81,18 @@ def rendered(text: str) -> str:
 
 def render_file(path: str) -> str:
     """A copy of a file of the repository, as a code block."""
-    return f"```\n{(ROOT / path).read_text(encoding='utf-8').rstrip()}\n```\n"
+    language = LANGUAGE.get(Path(path).suffix, "")
+    return f"```{language}\n{(ROOT / path).read_text(encoding='utf-8').rstrip()}\n```\n"
 
 
 def pages() -> list[Path]:
+    """The pages with example or file blocks: docs/*.md, the README and the READMEs of queries/ and
+    examples/."""
+    candidates = [*DOCS.glob("*.md"), ROOT / "README.md", *ROOT.glob("queries/README.md")]
+    candidates += ROOT.glob("examples/**/README.md")
     return sorted(
         p
-        for p in DOCS.glob("*.md")
+        for p in candidates
         if MARK.search(p.read_text(encoding="utf-8")) or FILE.search(p.read_text(encoding="utf-8"))
     )
 

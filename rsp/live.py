@@ -130,13 +130,16 @@ class LiveSource:
                     raise Stopped
                 self.fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
-                message = "no such stream file (check the path given to --stream)"
-                raise StreamError(message, Position(path)) from None
+                raise no_stream_file(path) from None
             except OSError as err:
                 raise StreamError(f"cannot read the stream: {err.strerror}", Position(path)) from None
             finally:
                 stop.blocking = False
-            self.regular = stat.S_ISREG(os.fstat(self.fd).st_mode)
+            mode = os.fstat(self.fd).st_mode
+            if stat.S_ISDIR(mode):
+                os.close(self.fd)
+                raise no_stream_file(path)
+            self.regular = stat.S_ISREG(mode)
         self.follow = follow and self.regular
         if not self.regular:
             os.set_blocking(self.fd, False)
@@ -219,6 +222,17 @@ def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
         source.close()
 
 
+def no_stream_file(path: str) -> StreamError:
+    """The error for a ``--stream`` path that is not a file: a directory, or nothing."""
+    if os.path.isdir(path):
+        return StreamError(
+            "is a directory, not a stream file (give --stream a file; rsp spark reads a directory that "
+            "receives stream files)",
+            Position(path),
+        )
+    return StreamError("no such stream file (check the path given to --stream)", Position(path))
+
+
 def summary(command: str, stop: StopSignals, instants: int, unit: str, elements: int, what: str) -> str:
     """The one line a stopped live run prints on stderr."""
     plural = "" if instants == 1 else "s"
@@ -289,9 +303,9 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     for iri, _path in pairs:
         per_stream[iri] = per_stream.get(iri, 0) + 1
     rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
-    instants = [0]
+    instants: set[int] = set()  # the instants written: several queries' results at one instant count once
     for handle in handles:
-        handle.subscribe(lambda _result: instants.__setitem__(0, instants[0] + 1))
+        handle.subscribe(lambda result: instants.add(result.time))
     streams: list[_Stream] = []
     elements = 0
 
@@ -401,7 +415,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         if rejects is not None:
             rejects.close()
         if stop.requested.is_set() and not args.quiet:
-            print(summary("run", stop, instants[0], "instant", elements, "triples"), file=sys.stderr)
+            print(summary("run", stop, len(instants), "instant", elements, "triples"), file=sys.stderr)
     if not args.quiet:
         for stream in streams:
             counter = stream.counters

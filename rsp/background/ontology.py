@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import warnings
 from pathlib import Path
 
@@ -81,11 +83,59 @@ def load_ontology(path: str | Path) -> list[Triple]:
             warnings.simplefilter("ignore", DeprecationWarning)
             graph.parse(str(path), format=fmt)
     except Exception as err:  # rdflib raises many unrelated types (BadSyntax, SAXParseException, …)
+        located = locate_bad_syntax(str(err), path.read_bytes())
+        if located is not None:
+            why, line, column = located
+            raise OntologyError(f"cannot parse as {fmt}: {why}", Position(str(path), line, column)) from None
         reason = str(err).strip().splitlines()
         raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", position) from None
     finally:
         rdflib.NORMALIZE_LITERALS = normalize
     return sorted((nt_term(s), nt_term(p), nt_term(o)) for s, p, o in graph)
+
+
+_BAD_SYNTAX = re.compile(
+    r"^at line (?P<line>\d+) of <[^>]*>:\s*Bad syntax \((?P<why>.*)\) at \^ in:\s*"
+    r"\"(?:\.\.\.)?(?P<before>b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\")"
+    r"\^(?P<after>b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\")(?:\.\.\.)?\"\s*$",
+    re.DOTALL,
+)
+
+
+def locate_bad_syntax(message: str, data: bytes) -> tuple[str, int, int] | None:
+    r"""(reason, line, column) of a Turtle/N3 syntax error from rdflib's message, or None for another
+    message. rdflib's message shows the text around the error (as Python bytes literals) and a line
+    number that it miscounts after multi-line strings; the place is found again by that text in the
+    file (the occurrence nearest rdflib's line).
+
+    >>> data = b"@prefix ex: <http://e/> .\nex:a ex:b ex:c .\nex:a ex:b .\n"
+    >>> found = repr(data[30:52]) + "^" + repr(data[52:])
+    >>> message = f'at line 9 of <>:\nBad syntax (objectList expected) at ^ in:\n"...{found}"'
+    >>> locate_bad_syntax(message, data)
+    ('objectList expected', 3, 10)
+    """
+    match = _BAD_SYNTAX.match(message.strip())
+    if match is None:
+        return None
+    try:
+        before, after = ast.literal_eval(match["before"]), ast.literal_eval(match["after"])
+    except (ValueError, SyntaxError):
+        return None
+    reported = int(match["line"])
+    # rdflib cuts the excerpt from the UTF-8 bytes at a character index: an occurrence's byte offset
+    # in the file is the error's character offset in its text
+    text = data.decode("utf-8", errors="replace")
+    context = before + after
+    offsets = []
+    start = data.find(context)
+    while start >= 0:
+        offsets.append(start + len(before))
+        start = data.find(context, start + 1)
+    offsets = [at for at in offsets if at <= len(text)]
+    if not offsets:
+        return None
+    offset = min(offsets, key=lambda at: abs(text.count("\n", 0, at) + 1 - reported))
+    return match["why"], text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
 
 
 def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
@@ -96,6 +146,10 @@ def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
     try:
         graph.parse(data=text, format=fmt)
     except Exception as err:
+        located = locate_bad_syntax(str(err), text.encode("utf-8"))
+        if located is not None:
+            why, line, column = located
+            raise OntologyError(f"cannot parse as {fmt}: {why}", Position("<string>", line, column)) from None
         raise OntologyError(f"cannot parse as {fmt}: {str(err).strip()[:300]}") from None
     finally:
         rdflib.NORMALIZE_LITERALS = normalize

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from rsp import ENGINE_GC_THRESHOLDS, __version__
 from rsp.cli import explain, lars, mtl, run, serve, spark
 from rsp.cli.common import Progress
+from rsp.cli.parser import Parser
 from rsp.errors import RspError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    parser = Parser(
         prog="rsp",
         description="rsp: an RDF stream reasoner — continuous queries and LARS programs over streams.",
         epilog="examples:\n"

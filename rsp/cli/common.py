@@ -115,8 +115,10 @@ def open_stream(path: str) -> TextIO:
     """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
     try:
         return open(path, encoding="utf-8")  # noqa: SIM115 - read lazily, closed by the caller
-    except FileNotFoundError:
-        raise StreamError("no such stream file (check the path given to --stream)", Position(path)) from None
+    except (FileNotFoundError, IsADirectoryError):
+        from rsp.live import no_stream_file
+
+        raise no_stream_file(path) from None
     except OSError as err:
         raise StreamError(f"cannot read the stream file: {err.strerror}", Position(path)) from None
 

@@ -19,8 +19,19 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     explain.add_argument("query", help="the query (.rq)")
-    explain.add_argument("--ontology", action="append", default=[], metavar="FILE")
-    explain.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    explain.add_argument(
+        "--ontology",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a Turtle, RDF/XML, N-Triples or JSON-LD ontology (static background knowledge); repeatable",
+    )
+    explain.add_argument(
+        "--entailment",
+        choices=("none", "rdfs", "owlrl"),
+        default="none",
+        help="the entailment regime the rules are compiled with (default: none)",
+    )
     explain.add_argument(
         "--graph",
         action="append",

@@ -10,6 +10,7 @@ import sys
 from typing import TextIO
 
 from rsp.cli.common import Progress, add_live_options, live, open_stream
+from rsp.cli.lars_output import CsvAtoms, output_predicates
 from rsp.cli.models import parse_models
 from rsp.errors import ProgramError, RspError, StreamError
 
@@ -40,9 +41,15 @@ def add_parser(sub) -> None:
     )
     lars.add_argument(
         "--format",
-        choices=("jsonl", "count", "text"),
+        choices=("jsonl", "count", "text", "csv"),
         default="jsonl",
-        help="jsonl: {time, atoms} per time point; count: {time, count}; text: for people",
+        help="jsonl: {time, atoms} per time point; count: {time, count}; text: for people; csv: a row "
+        "time,predicate,arg1,… per atom and time point",
+    )
+    lars.add_argument(
+        "--output-predicates",
+        metavar="P,Q",
+        help="write the atoms of these derived predicates only (default: every derived predicate)",
     )
     lars.add_argument("--output", "-o", help="write results to this file instead of stdout")
     lars.add_argument("--quiet", "-q", action="store_true", help="no warnings, progress or summary on stderr")
@@ -95,6 +102,9 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     if not args.quiet:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
+    shown = output_predicates(args.output_predicates, program.program, program.intensional)
+    if args.explain and args.format == "csv":
+        raise RspError("--explain needs --format jsonl or text (csv has no place for derivations)")
 
     rejected = 0
 
@@ -119,7 +129,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         from rsp.engine.output import AtomLines
 
         text_of = (lambda p, a: short_atom(short, p, a)) if short else format_atom
-        lines = AtomLines(engine, args.format, text_of)
+        lines = AtomLines(engine, args.format, text_of, shown)
+    table = CsvAtoms(out, engine.intensional if shown is None else shown) if args.format == "csv" else None
     progress = Progress(args.quiet, "time point", "atoms")
     write = out.write
     fmt = args.format
@@ -136,9 +147,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             )
         for t in engine.run_batches(batches):
             if fmt == "count":
-                write(f'{{"time": {t}, "count": {engine.count()}}}\n')
+                count = engine.count() if shown is None else sum(len(engine.holding(*p)) for p in shown)
+                write(f'{{"time": {t}, "count": {count}}}\n')
+            elif table is not None:
+                table.write(t, shown_atoms(engine, shown))
             elif explain:
-                write_explained_atoms(engine, t, fmt, write)
+                write_explained_atoms(engine, t, fmt, write, shown)
             else:  # each atom's text made once while it holds (rsp/engine/output.py)
                 write(lines.line(t))
             progress.update(t, engine.stream_count)
@@ -170,12 +184,20 @@ def short_atom(short, pred: str, args: tuple) -> str:
     return format_atom(short(pred), tuple(short(a) if isinstance(a, str) else a for a in args))
 
 
-def write_explained_atoms(engine, t: int, fmt: str, write) -> None:
-    """One time point of ``rsp lars --explain``: the atoms, each with its derivation."""
+def shown_atoms(engine, shown) -> list[tuple[str, tuple]]:
+    """The atoms that hold now, of the predicates ``shown`` (None: all)."""
+    if shown is None:
+        return list(engine.output())
+    return [(name, args) for name, args in engine.output() if (name, len(args)) in shown]
+
+
+def write_explained_atoms(engine, t: int, fmt: str, write, shown=None) -> None:
+    """One time point of ``rsp lars --explain``: the atoms (of the predicates ``shown``, None: all), each
+    with its derivation."""
     from rsp.engine.explain import explanation_json
     from rsp.lars.model import format_atom
 
-    atoms = sorted(engine.output(), key=lambda item: format_atom(*item))
+    atoms = sorted(shown_atoms(engine, shown), key=lambda item: format_atom(*item))
     derivations = [engine.explain(pred, args) for pred, args in atoms]
     texts = [format_atom(p, a) for p, a in atoms]
     if fmt == "jsonl":

@@ -34,10 +34,18 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
     mode = Mode(args.mode or "clingo")
     if args.explain and args.format == "count":
         raise RspError("--explain needs --format jsonl or text (count prints no atoms to explain)")
+    if args.format == "csv":
+        raise RspError(
+            "--format csv writes the one answer of a stratified program; answer streams (--models, --mode, "
+            "or a program with negation through recursion) are written as jsonl, count or text"
+        )
     program = load(args.program)
     if not args.quiet:
         for warning in program.warnings:
             print(warning, file=sys.stderr)
+    from rsp.cli.lars_output import output_predicates
+
+    shown = output_predicates(getattr(args, "output_predicates", None), program.program, program.intensional)
     rejected = late = 0
 
     def report(error: StreamError) -> None:
@@ -63,9 +71,9 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
                 solver.explaining = bool(args.explain)
                 expected = t
             while expected < t:  # time points without data are ticks too
-                _write(out, args, expected, solver.step(expected, []), solver, models)
+                _write(out, args, expected, _kept(solver.step(expected, []), shown), solver, models)
                 expected += 1
-            _write(out, args, t, solver.step(t, list(batch)), solver, models)
+            _write(out, args, t, _kept(solver.step(t, list(batch)), shown), solver, models)
             expected = t + 1
     if (rejected or late) and not args.quiet:
         print(
@@ -73,6 +81,17 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _kept(found: list[list[str]], shown) -> list[list[str]]:
+    """Each model's atoms of the predicates ``shown`` (None: all); models alike once filtered stay
+    apart (each is an answer stream of its own)."""
+    if shown is None:
+        return found
+    from rsp.cli.lars_output import atom_name
+
+    names = {sig.name for sig in shown}
+    return [[atom for atom in model if atom_name(atom) in names] for model in found]
 
 
 def _write(

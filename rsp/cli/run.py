@@ -9,7 +9,7 @@ import sys
 from typing import TextIO
 
 from rsp.cli.common import Progress, add_live_options, live, open_queries, tagged
-from rsp.errors import Position, RspError, StreamError
+from rsp.errors import RspError, StreamError
 
 RUN_EXAMPLE = """example:
   rsp run examples/building/hot-rooms.rq --stream examples/building/temperatures.nt \\
@@ -98,6 +98,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
+    from rsp.live import no_stream_file
 
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
@@ -109,7 +110,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         return run_query_live(args, engine, handles, writers, pairs, out)
     for _iri, path in pairs:
         if not os.path.isfile(path):
-            raise StreamError("no such stream file (check the path given to --stream)", Position(path))
+            raise no_stream_file(path)
 
     def report(error: StreamError) -> None:
         print(error, file=sys.stderr)

@@ -25,7 +25,12 @@ def add_parser(sub) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' on requests that change state")
-    serve.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    serve.add_argument(
+        "--entailment",
+        choices=("none", "rdfs", "owlrl"),
+        default="none",
+        help="the entailment regime of the queries registered (default: none)",
+    )
     serve.add_argument("--ontology", action="append", default=[], metavar="FILE", help="load at start")
     serve.add_argument("--max-body", type=int, default=16 * 1024 * 1024, metavar="BYTES",
                        help="largest request body taken (default 16 MiB)")  # fmt: skip

@@ -35,8 +35,19 @@ def add_parser(sub) -> None:
         metavar="[IRI=]SOURCE",
         help="a directory, a file or socket://HOST:PORT; IRI= names the stream when the query reads several",
     )
-    spark.add_argument("--ontology", action="append", default=[], metavar="FILE")
-    spark.add_argument("--entailment", choices=("none", "rdfs", "owlrl"), default="none")
+    spark.add_argument(
+        "--ontology",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a Turtle, RDF/XML, N-Triples or JSON-LD ontology (static background knowledge); repeatable",
+    )
+    spark.add_argument(
+        "--entailment",
+        choices=("none", "rdfs", "owlrl"),
+        default="none",
+        help="queries: the entailment regime over each window (default: none)",
+    )
     spark.add_argument(
         "--format",
         choices=("jsonl", "sparql-json", "csv", "tsv", "ntriples", "text", "count", "intervals"),
@@ -46,7 +57,12 @@ def add_parser(sub) -> None:
     )
     spark.add_argument("--output", "-o", help="write results to this file instead of stdout")
     spark.add_argument("--reject", metavar="DIR", help="write malformed lines here as JSON lines")
-    spark.add_argument("--late", choices=("drop", "fail"), default="drop")
+    spark.add_argument(
+        "--late",
+        choices=("drop", "fail"),
+        default="drop",
+        help="elements older than the last closed instant: count and drop them, or stop",
+    )
     spark.add_argument(
         "--available-now", action="store_true", help="process what the sources hold now, then exit"
     )

@@ -25,7 +25,7 @@ The record written is exactly the one the straightforward loop writes:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from itertools import chain, repeat
 from json.encoder import encode_basestring
 
@@ -148,17 +148,25 @@ class AtomLines:
     """``rsp lars``'s output lines (``jsonl`` or ``text``) for an engine, one :meth:`line` per time point.
 
     ``text_of(pred, args)`` renders an atom (default: :func:`format_atom`; ``text`` output passes the
-    shortening one). Atoms are sorted by that text, as ``sorted(text_of(p, a) for p, a in
+    shortening one); ``predicates`` keeps the atoms of these predicates only (default: every one).
+    Atoms are sorted by that text, as ``sorted(text_of(p, a) for p, a in
     engine.output())`` would sort them.
     """
 
-    def __init__(self, engine, fmt: str, text_of: Callable[[str, tuple], str] = format_atom) -> None:
+    def __init__(
+        self,
+        engine,
+        fmt: str,
+        text_of: Callable[[str, tuple], str] = format_atom,
+        predicates: Collection[tuple[str, int]] | None = None,
+    ) -> None:
         if fmt not in ("jsonl", "text"):
             raise ValueError(f"AtomLines writes jsonl or text, not {fmt}")
         self.engine = engine
         self.fmt = fmt
         self.text_of = text_of
-        self.preds = [(p[0], FactChanges(engine, p), {}) for p in sorted(engine.intensional)]
+        shown = engine.intensional if predicates is None else predicates  # rsp lars --output-predicates
+        self.preds = [(p[0], FactChanges(engine, p), {}) for p in sorted(shown)]
         self.sorted = SortedTexts()
         self.fragment: dict[str, str] = {}  # text -> its JSON string (jsonl)
         self.escaped = 0  # held texts whose JSON string is not '"' + text + '"'

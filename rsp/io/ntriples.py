@@ -284,17 +284,18 @@ class ReadCounters:
     triples: int = 0
     rejected: int = 0
     late: int = 0
-    instants: int = 0
+    timestamps: int = 0
+    """The times read: each run of lines with one time (not the query's evaluation instants)."""
 
     def summary(self, source: str = "") -> str:
-        """One line for people, e.g. ``s.nt: 12 lines, 10 triples in 3 instants, 1 rejected, 1 late``.
+        """One line for people, e.g. ``s.nt: 12 lines, 10 triples at 3 timestamps, 1 rejected, 1 late``.
 
         >>> ReadCounters(12, 10, 1, 1, 3).summary("s.nt")
-        's.nt: 12 lines, 10 triples in 3 instants, 1 rejected, 1 late'
+        's.nt: 12 lines, 10 triples at 3 timestamps, 1 rejected, 1 late'
         """
         prefix = f"{source}: " if source else ""
         return (
-            f"{prefix}{self.lines:,} lines, {self.triples:,} triples in {self.instants:,} instants, "
+            f"{prefix}{self.lines:,} lines, {self.triples:,} triples at {self.timestamps:,} timestamps, "
             f"{self.rejected:,} rejected, {self.late:,} late"
         )
 
@@ -352,7 +353,7 @@ def read_triple_batches(
       :attr:`LatePolicy.FAIL` raised as a :class:`~rsp.errors.StreamError`. With ``late_policy=None``
       the reader judges no lateness: every line is passed on in file order, a line out of order
       starting a batch of its own, for the consumer to judge (``rsp run``: the query's last closed
-      instant decides, DESIGN.md §3); ``instants`` then counts runs of lines with one time.
+      instant decides, DESIGN.md §3); ``timestamps`` then counts runs of lines with one time.
     * ``counters`` (a :class:`ReadCounters`) is updated as lines are read.
     * ``numbered=True`` yields ``(time_ms, triples, line_numbers)``: the line of each triple.
 
@@ -462,7 +463,7 @@ def read_triple_batches(
                         done = push(int(time_text), triples, start)
                         start += len(triples)
                         if done is not None:
-                            counters.instants += 1
+                            counters.timestamps += 1
                             yield done
                     number += len(block)
                     continue
@@ -471,7 +472,7 @@ def read_triple_batches(
                 if len(found) == len(block):
                     done = push(fixed, found, number + 1)
                     if done is not None:
-                        counters.instants += 1
+                        counters.timestamps += 1
                         yield done
                     number += len(block)
                     continue
@@ -481,10 +482,10 @@ def read_triple_batches(
                 if parsed is not None:
                     done = push(parsed[0], [parsed[1]], number)
                     if done is not None:
-                        counters.instants += 1
+                        counters.timestamps += 1
                         yield done
         if current is not None:
-            counters.instants += 1
+            counters.timestamps += 1
             yield closed()
     finally:
         rejects.close()

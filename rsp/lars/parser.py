@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark.exceptions import UnexpectedToken
 
-from rsp.errors import Position
+from rsp.errors import Position, ProgramError
 from rsp.lark_errors import SemanticError, syntax_error, transform
 from rsp.lars.model import (
     Atom,
@@ -184,6 +186,40 @@ class _ToModel(Transformer):
         return [c for c in children if c is not None]
 
 
+_WINDOW_SIZE = re.compile(r"\[\s*#?\s*[0-9]+\s*$")
+_VARIABLE_BEFORE = re.compile(r"(?<![A-Za-z0-9_:])([A-Z_][A-Za-z0-9_]*)\s*$")
+
+
+def _why(err: UnexpectedInput, text: str) -> str:
+    """What a user most likely meant where the grammar stopped: a predicate written in upper case (a
+    variable in LARS), or a window with a time unit (``[3s]``: LARS windows count time points)."""
+    if not isinstance(err, UnexpectedToken):
+        return ""
+    token = err.token
+    before = text[: token.start_pos] if token.start_pos is not None else ""
+    window = _WINDOW_SIZE.search(before)
+    if token.type == "LNAME" and window:
+        size = window.group(0).strip("[# \t\n")
+        if "#" in window.group(0):
+            return f" (a tuple window counts stream atoms and has no unit: write [#{size}])"
+        return (
+            f" (a LARS window counts time points and has no unit: [{size}] spans the time points t-{size} "
+            "to t, in the times the stream's lines carry)"
+        )
+    name = None
+    if token.type == "VAR" and "LNAME" in err.expected:
+        name = str(token)
+    elif token.type == "LPAR" and _VARIABLE_BEFORE.search(before):
+        name = _VARIABLE_BEFORE.search(before).group(1)
+    if name is None:
+        return ""
+    lower = name[0].lower() + name[1:] if name[0] != "_" else name.lstrip("_").lower() or "p"
+    return (
+        f" ({name} starts in upper case, which makes it a variable; predicates and constants start in "
+        f"lower case: {lower})"
+    )
+
+
 def parse_program(text: str, source: str = "<string>") -> Program:
     """Parse ``.lars`` text into a :class:`Program` (no checks beyond syntax; see :func:`rsp.lars.load`).
 
@@ -194,7 +230,8 @@ def parse_program(text: str, source: str = "<string>") -> Program:
         tree = _parser().parse(text)
     except UnexpectedInput as err:
         hint = " (is a '.' missing?)"
-        raise syntax_error(err, text, source, _TOKEN_NAMES, end_hint=hint, lower=True) from None
+        error = syntax_error(err, text, source, _TOKEN_NAMES, end_hint=hint, lower=True)
+        raise ProgramError(error.message + _why(err, text), error.position) from None
     transformer = _ToModel(source)
     rules = transform(transformer, tree, source)
     return Program(tuple(rules), tuple(transformer.prefixes.items()), source)

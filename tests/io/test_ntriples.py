@@ -121,7 +121,7 @@ def test_batches_per_time_in_arrival_order() -> None:
         (1200, [("_:x", "<http://p>", '"v"@en')]),
         (3000, [("<http://a>", "<http://p>", "<http://d>")]),
     ]
-    assert counters == ReadCounters(lines=6, triples=4, rejected=0, late=0, instants=3)
+    assert counters == ReadCounters(lines=6, triples=4, rejected=0, late=0, timestamps=3)
 
 
 def test_malformed_lines_are_reported_counted_rejected_and_skipped(tmp_path: Path) -> None:
@@ -311,7 +311,7 @@ def test_chunked_reader_equals_line_by_line_reference(lines: list[str], chunk: i
     batches, errors, late = read(lines, chunk=chunk, reject=rejects, counters=counters)
     assert (batches, errors, late) == reference(lines)
     assert counters.rejected == len(errors) and counters.late == len(late) and counters.lines == len(lines)
-    assert counters.triples == sum(len(b) for _, b in batches) and counters.instants == len(batches)
+    assert counters.triples == sum(len(b) for _, b in batches) and counters.timestamps == len(batches)
     bad = {int(e.split(":")[1]) for e in errors}
     assert rejects.getvalue() == "".join(
         line if line.endswith("\n") else line + "\n" for i, line in enumerate(lines, 1) if i in bad
@@ -326,7 +326,7 @@ def test_csrbench_stream_reads_completely_and_round_trips_through_rdflib(monkeyp
     lines = text.splitlines(keepends=True)
     counters = ReadCounters()
     batches = list(read_triple_file(CSRBENCH, counters=counters))
-    assert counters == ReadCounters(lines=15188, triples=15188, rejected=0, late=0, instants=len(batches))
+    assert counters == ReadCounters(lines=15188, triples=15188, rejected=0, late=0, timestamps=len(batches))
     expected_sizes = Counter(int(line.rsplit("#", 1)[1]) for line in lines)
     assert {t: len(b) for t, b in batches} == expected_sizes
     times = [t for t, _ in batches]

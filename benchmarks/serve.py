@@ -98,17 +98,20 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(rate: int, seconds: float, batch_ms: int, sensors: int, grace: float) -> int:
+def run(rate: int, seconds: float, batch_ms: int, sensors: int, grace: float, data: bool = False) -> dict:
+    """One load test (``data``: the server keeps its write-ahead log in a temporary folder); prints
+    its report and returns its figures (``failures`` empty when everything was accounted for)."""
     total = int(rate * seconds)
     last_time = (total - 1) * 1000 // rate
     final = (last_time // 1000 + 1) * 1000  # the last instant: the first after the last element
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
+    folder = tempfile.TemporaryDirectory(prefix="rsp-serve-load-")
+    durable = ["--data", str(Path(folder.name) / "data")] if data else []
     server = subprocess.Popen(
-        [sys.executable, "-m", "rsp", "serve", "--port", str(port), "--quiet"], cwd=ROOT,
+        [sys.executable, "-m", "rsp", "serve", "--port", str(port), "--quiet", *durable], cwd=ROOT,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    folder = tempfile.TemporaryDirectory(prefix="rsp-serve-load-")
     stream_file = Path(folder.name) / "stream.nt"
     failures: list[str] = []
     try:
@@ -187,8 +190,15 @@ def run(rate: int, seconds: float, batch_ms: int, sensors: int, grace: float) ->
         if counted != total:
             failures.append(f"the windows counted {counted} elements of {total} sent")
 
-        print(f"rsp serve load test: {total} elements in {-(-total // per_batch)} POSTs of {per_batch} "
-              f"(one per {batch_ms} ms of event time), {sensors} sensors, 2 SSE subscribers")  # fmt: skip
+        figures = {"data": data, "elements_per_s": total / elapsed, "failures": failures}
+        if latencies:
+            figures |= {"p50_ms": statistics.median(latencies), "p99_ms": _percentile(latencies, 0.99)}
+        if data:
+            journal = Path(folder.name) / "data" / "journal"
+            figures["disk_bytes_per_element"] = journal.stat().st_size / total
+        print(f"rsp serve{' --data' if data else ''} load test: {total} elements in {-(-total // per_batch)} "
+              f"POSTs of {per_batch} (one per {batch_ms} ms of event time), {sensors} sensors, "
+              "2 SSE subscribers")  # fmt: skip
         print(f"  sent in {elapsed:.2f} s: {total / elapsed:,.0f} elements/s (target {rate:,}/s); "
               f"{behind} POSTs started late (server behind)")  # fmt: skip
         if latencies:
@@ -199,14 +209,16 @@ def run(rate: int, seconds: float, batch_ms: int, sensors: int, grace: float) ->
               f"rsp run on the same file (start-up included) {cpu_run:.2f} s: {cpu_run / total * 1e6:.1f} "
               "µs/element "
               f"(ratio serve/run {cpu_server / cpu_run if cpu_run else float('nan'):.2f})")  # fmt: skip
+        if data:
+            print(f"  write-ahead log: {figures['disk_bytes_per_element']:.1f} bytes/element on disk")
         print(f"  load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
         if failures:
             for failure in failures:
                 print("  FAILED: " + failure)
-            return 1
+            return figures
         print(f"  every element accounted for: {len(expected)} instants to both subscribers equal rsp run's, "
               f"counts add up to {total}")  # fmt: skip
-        return 0
+        return figures
     finally:
         server.terminate()
         try:
@@ -223,8 +235,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-ms", type=int, default=100, help="event time per POST (default 100 ms)")
     parser.add_argument("--sensors", type=int, default=10, help="distinct subjects (default 10)")
     parser.add_argument("--grace", type=float, default=60, help="seconds to wait for the last results")
+    parser.add_argument("--durable", action="store_true",
+                        help="without and with --data, round robin: throughput, latency, disk, "
+                        "restart")  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=3, help="--durable: rounds (medians reported)")
+    parser.add_argument("--restart-ranges", default="1,10,60",
+                        help="--durable: window ranges (s) whose restart time is measured")  # fmt: skip
     args = parser.parse_args(argv)
-    return run(args.rate, args.seconds, args.batch_ms, args.sensors, args.grace)
+    if not args.durable:
+        figures = run(args.rate, args.seconds, args.batch_ms, args.sensors, args.grace)
+        return 1 if figures["failures"] else 0
+    from serve_durable import compare
+
+    ranges = [int(r) for r in args.restart_ranges.split(",") if r]
+    return compare(run, args.rate, args.seconds, args.batch_ms, args.sensors, args.grace, args.repeat, ranges)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,11 @@ class Service:
         self.recent: dict[str, deque] = {}
         self.listeners: dict[str, set[asyncio.Queue]] = {}
         self.lock = asyncio.Lock()
+        self._late: set[tuple[int, int]] = set()
+        """The (batch, index) of each element late for some query in the request pushed now: an element
+        late for two queries is one late element, as ``rsp run`` counts it."""
+        self._batch = 0
+        self.engine.on_late_element = lambda _handle, index: self._late.add((self._batch, index))
 
     # -- queries --------------------------------------------------------------------------------------
     def handles(self) -> dict:
@@ -100,9 +105,24 @@ class Service:
     def unlisten(self, name: str, queue: asyncio.Queue) -> None:
         self.listeners.get(name, set()).discard(queue)
 
+    def close_listeners(self) -> None:
+        """End every live subscription (the service stops)."""
+        for listeners in self.listeners.values():
+            for listener in listeners:
+                listener.put_nowait(None)
+
     # -- streams and static data ------------------------------------------------------------------------
-    def add_stream(self, iri: str) -> None:
-        self.streams.add(_bare(iri))
+    def add_stream(self, iri: str) -> str:
+        """Register stream ``iri`` (with or without angle brackets); returns it without them. An IRI
+        that is not absolute or not one term is refused."""
+        from rsp.io.ntriples import term_problem
+
+        iri = _bare(iri)
+        problem = term_problem(f"<{iri}>", "subject")
+        if problem is not None:
+            raise RspError(f"the stream IRI {iri[:80]!r} is refused: {problem}")
+        self.streams.add(iri)
+        return iri
 
     def delete_stream(self, iri: str) -> None:
         iri = _bare(iri)
@@ -124,7 +144,9 @@ class Service:
         return self._push(iri, batches)
 
     def push_jsonld(self, iri: str, document) -> dict:
-        """JSON-LD elements: a list of ``{"time": ms, "graph": <JSON-LD>}`` (or one such object)."""
+        """JSON-LD elements: a list of ``{"time": ms, "graph": <JSON-LD>}`` (or one such object); an
+        element with no graph, other keys, or a graph that gives no triple (keys that are neither IRIs
+        nor in a ``@context``) is refused, with its index in the list as its line."""
         from rdflib import Graph
 
         from rsp.background.ontology import nt_term
@@ -134,15 +156,21 @@ class Service:
         batches, errors = [], []
         for index, item in enumerate(items, 1):
             where = Position("<request>", index)
-            if not isinstance(item, dict) or not isinstance(item.get("time"), int) or item["time"] < 0:
-                errors.append(StreamError('an element is {"time": ms ≥ 0, "graph": JSON-LD}', where))
+            shape = _element_problem(item)
+            if shape is not None:
+                message = f'{shape}: an element is {{"time": ms ≥ 0, "graph": JSON-LD}}'
+                errors.append(StreamError(message, where))
                 continue
             try:
-                graph = Graph().parse(data=json.dumps(item.get("graph", {})), format="json-ld")
+                graph = Graph().parse(data=json.dumps(item["graph"]), format="json-ld")
             except Exception as err:  # rdflib's JSON-LD parser raises many kinds of error
                 errors.append(StreamError(f"not JSON-LD: {err}", where))
                 continue
-            batches.append((item["time"], [tuple(nt_term(t) for t in triple) for triple in graph]))
+            if not len(graph):
+                message = "the graph gives no triple (are its keys IRIs, or in a @context?)"
+                errors.append(StreamError(message, where))
+                continue
+            batches.append((item["time"], sorted(tuple(nt_term(t) for t in triple) for triple in graph)))
         if errors:
             raise BadElements(errors)
         return self._push(iri, batches)
@@ -154,14 +182,14 @@ class Service:
         return iri
 
     def _push(self, iri: str, batches) -> dict:
-        late = self.engine.late
         count = 0
         read = any(f"<{iri}>" in h.translation.streams for h in self.engine.queries)
-        for time_, triples in batches:
+        self._late.clear()
+        for self._batch, (time_, triples) in enumerate(batches):
             count += len(triples)
             if read:
                 self.engine.push(triples, time_, f"<{iri}>", plain=True)
-        return {"stream": iri, "elements": count, "late": self.engine.late - late}
+        return {"stream": iri, "elements": count, "late": len(self._late)}
 
     def advance(self, time: int | None = None, name: str | None = None) -> dict:
         """Close instants no element will come for any more: up to ``time`` (ms), or, without it, the
@@ -190,6 +218,21 @@ class BadElements(RspError):
     def __init__(self, errors: list[StreamError]) -> None:
         super().__init__(f"{len(errors)} bad element(s); nothing of the request was added")
         self.errors = errors
+
+
+def _element_problem(item) -> str | None:
+    """What is wrong with the shape of one JSON-LD element (None: nothing)."""
+    if not isinstance(item, dict):
+        return f"element {json.dumps(item)[:40]} is not an object"
+    time = item.get("time")
+    if type(time) is not int or time < 0:  # not bool, which is an int in Python
+        return f'"time": {json.dumps(time)[:40]} is not a time in ms ≥ 0'
+    if "graph" not in item:
+        return 'no "graph"'
+    if not isinstance(item["graph"], (dict, list)):
+        return '"graph" is not a JSON-LD object or list'
+    other = sorted(set(item) - {"time", "graph"})
+    return f"unknown key(s) {', '.join(map(json.dumps, other))}" if other else None
 
 
 def _bare(iri: str) -> str:

@@ -78,7 +78,7 @@ def test_a_bad_element_refuses_the_whole_request_with_positions() -> None:
     reply = client.post("/streams/elements", params={"stream": STREAM}, content=body)
     assert reply.status_code == 422
     error = reply.json()["errors"][0]
-    assert error["position"] == {"source": "<request>", "line": 2, "column": 0}
+    assert error["position"] == {"source": "<request>", "line": 2, "column": len("<http://ex.org/a> <http://ex.org/p> ") + 1}
     assert "expected an IRI, blank node or literal as object" in error["message"]
     assert client.get("/queries/HotRooms").json()["closed_until"] is None  # nothing was added
     reply = client.post("/queries", content="REGISTER QUERY Q AS SELECT ?x WHERE {")

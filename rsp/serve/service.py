@@ -64,10 +64,15 @@ class Service:
         return handles
 
     def describe(self, handle) -> dict:
+        """What ``GET /queries/{name}`` says of a query; ``group_by``: the projected variables it groups
+        by (the web page draws a series per group)."""
+        modifiers = getattr(handle.query.form, "modifiers", None)
+        grouped = [p.var.name for p in modifiers.group_by] if modifiers is not None else []
         return {
             "name": handle.name,
             "form": type(handle.query.form).__name__.lower(),
             "variables": list(handle.variables),
+            "group_by": [name for name in grouped if name in handle.variables],
             "streams": sorted({w.stream[1:-1] for w in handle.query.windows}),
             "closed_until": handle.closed_until,
             "results": f"/queries/{handle.name}/results",

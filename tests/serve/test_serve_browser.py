@@ -1,21 +1,28 @@
 """The web page of ``rsp serve`` in a real browser: headless Chromium (Debian's ``chromium`` and
 ``chromium-driver``, which ``make browser`` installs) driven by Selenium loads the page from a uvicorn
 server on 127.0.0.1, registers a query through the page's form, and shows the rows and the plot of the
-results of elements POSTed meanwhile; they must be those of ``rsp run`` on the same stream (the reference).
+results of elements POSTed meanwhile; they must be those of ``rsp run`` on the same stream (the reference),
+written as a person reads them (literals by their text, IRIs with the query's prefixes), newest first.
+A second server with ``--token`` is used through the page's token field, in an 1100 px window: the
+plot's axes, its series per group and their legend, the table within the window; its screenshot is
+saved under the test's tmp_path.
 
 Outside ``make test`` the test is skipped when no Chromium is installed; under ``make test``
 (``RSP_REQUIRE_BROWSER=1``) a missing Chromium is a failure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -56,14 +63,15 @@ def driver() -> Iterator:
         browser.quit()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextlib.contextmanager
+def _serving(*options: str) -> Iterator[str]:
+    """``rsp serve`` on a free port of 127.0.0.1 with the building ontology (RDFS), once it answers."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
         [sys.executable, "-m", "rsp", "serve", "--port", str(port), "--quiet", "--entailment", "rdfs",
-         "--ontology", str(ROOT / "ontologies" / "building.ttl")], cwd=ROOT, stderr=subprocess.DEVNULL,
+         "--ontology", str(ROOT / "ontologies" / "building.ttl"), *options], cwd=ROOT, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
@@ -79,13 +87,34 @@ def server() -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _expected() -> list[dict]:
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with _serving() as base:
+        yield base
+
+
+def _expected(query: Path = BUILDING / "hot-rooms.rq") -> list[dict]:
     done = subprocess.run(
-        [sys.executable, "-m", "rsp", "run", str(BUILDING / "hot-rooms.rq"), "--stream",
+        [sys.executable, "-m", "rsp", "run", str(query), "--stream",
          str(BUILDING / "temperatures.nt"), "--ontology", str(ROOT / "ontologies" / "building.ttl"),
          "--entailment", "rdfs"], capture_output=True, text=True, check=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def _readable(term: str, prefixes: dict[str, str]) -> str:
+    """What the page shows of an N-Triples term: a literal's text, an IRI with a prefix that fits."""
+    literal = re.fullmatch(r'"((?:[^"\\]|\\.)*)"(?:\^\^<[^>]*>|@[A-Za-z0-9-]+)?', term)
+    if literal:
+        return json.loads(f'"{literal.group(1)}"')  # the examples' literals have JSON's escapes only
+    for prefix, namespace in prefixes.items():
+        if term.startswith(f"<{namespace}") and re.fullmatch(r"[\w.-]*", term[len(namespace) + 1 : -1]):
+            return f"{prefix}:{term[len(namespace) + 1 : -1]}"
+    return term
+
+
+def _prefixes(query: Path) -> dict[str, str]:
+    return dict(re.findall(r"PREFIX\s+(\w*):\s*<([^>]*)>", query.read_text(encoding="utf-8")))
 
 
 def _wait_for(check, what: str):
@@ -137,13 +166,92 @@ def test_the_page_registers_a_query_and_shows_live_rows_and_plot(server, driver)
     assert httpx.post(server + "/streams/elements", content="".join(lines[half:]), **post).status_code == 200
     assert httpx.post(server + "/streams/advance", timeout=10).status_code == 200  # the end of the stream
     _wait_for(lambda: plotted() == len(expected), f"{len(expected)} instants plotted")  # the plot grew
+    prefixes = _prefixes(BUILDING / "hot-rooms.rq")
     want = [
-        [str(r["time"]), row["room"], row["max"], row["readings"]] for r in expected for row in r["bindings"]
-    ]
-    assert want and rows() == want
+        [str(r["time"]), *(_readable(row[n], prefixes) for n in ("room", "max", "readings"))]
+        for r in reversed(expected) for row in r["bindings"]
+    ]  # fmt: skip
+    assert want and rows() == want  # newest instant first
+    cells = driver.find_elements(By.CSS_SELECTOR, "#results tbody td")
+    full = [row[n] for r in reversed(expected) for row in r["bindings"] for n in ("room", "max", "readings")]
+    assert [td.get_attribute("title") for td in cells if td.get_attribute("title")] == full  # on hover
     header = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#results thead th")]
-    assert header == ["time", "room", "max", "readings"]
+    assert header == ["time (ms)", "room", "max", "readings"]
     Select(driver.find_element(By.ID, "variable")).select_by_visible_text("max")
     circles = driver.find_elements(By.CSS_SELECTOR, "#plot circle")
     assert len(circles) == len(want)  # one point per answer's ?max
     assert driver.find_element(By.ID, "error").text == ""
+
+
+ROOMS = """REGISTER QUERY RoomMax AS
+PREFIX ex: <http://example.org/building#>
+SELECT ?room (MAX(?v) AS ?max) (COUNT(?obs) AS ?readings)
+       (CONCAT("the warmest reading of ", STR(?room), " over the last ten seconds, of every sensor it hosts") AS ?note)
+FROM STREAM <http://example.org/building/temperatures> [RANGE 10s STEP 5s]
+WHERE { ?obs ex:madeBySensor ?sensor ; ex:hasSimpleResult ?v . ?sensor ex:isHostedBy ?room . }
+GROUP BY ?room
+ORDER BY ?room
+"""
+"""Every room's warmest reading: a series per room, and a long text column."""
+
+
+def test_the_page_with_a_token_shows_axes_a_series_per_group_and_fits_the_window(driver, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    (tmp_path / "rooms.rq").write_text(ROOMS, encoding="utf-8")
+    expected = _expected(tmp_path / "rooms.rq")
+    rooms = sorted({row["room"] for r in expected for row in r["bindings"]})
+    assert len(rooms) > 1
+    driver.set_window_size(1100, 900)
+    with _serving("--token", "s3cret") as base:
+        driver.get(base + "/")
+        driver.execute_script("sessionStorage.clear()")
+        driver.get(base + "/")
+        driver.find_element(By.ID, "query").send_keys(ROOMS)
+        driver.find_element(By.ID, "register").click()  # no token yet: refused, and the page says why
+        _wait_for(lambda: "Token" in driver.find_element(By.ID, "error").text, "the token is needed")
+        driver.find_element(By.ID, "token").send_keys("s3cret")
+        driver.refresh()  # the token is kept for the tab (sessionStorage)
+        assert driver.find_element(By.ID, "token").get_attribute("value") == "s3cret"
+        driver.find_element(By.ID, "query").send_keys(ROOMS)
+        driver.find_element(By.ID, "register").click()
+        _wait_for(lambda: driver.find_element(By.ID, "status").text == "live: RoomMax", "the live status")
+        auth = {"Authorization": "Bearer s3cret"}
+        text = (BUILDING / "temperatures.nt").read_text()
+        reply = httpx.post(base + "/streams/elements", params={"stream": STREAM}, content=text, headers=auth, timeout=10)
+        assert reply.status_code == 200
+        assert httpx.post(base + "/streams/advance", headers=auth, timeout=10).status_code == 200
+
+        def rows() -> list:
+            return driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")
+
+        answers = sum(len(r["bindings"]) for r in expected)
+        _wait_for(lambda: len(rows()) == answers, f"{answers} rows")
+        Select(driver.find_element(By.ID, "variable")).select_by_visible_text("max")
+        prefixes = _prefixes(tmp_path / "rooms.rq")
+        legend = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#legend .series")]
+        assert legend == [_readable(room, prefixes) for room in rooms]  # a series per room, in order
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#plot polyline")) == len(rooms)
+        colours = {e.get_attribute("stroke") for e in driver.find_elements(By.CSS_SELECTOR, "#plot polyline")}
+        assert len(colours) == len(rooms)
+        x_ticks = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#plot text.tick.x")]
+        y_ticks = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#plot text.tick.y")]
+        titles = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#plot text.title")]
+        last = expected[-1]["time"] / 1000
+        assert len(x_ticks) >= 3 and all(float(t) <= last for t in x_ticks), x_ticks  # seconds of event time
+        values = [float(_readable(row["max"], prefixes)) for r in expected for row in r["bindings"]]
+        ticks = sorted(map(float, y_ticks))  # the value axis spans the values, a few ticks apart
+        assert len(ticks) >= 3 and ticks[0] <= min(values) < ticks[1] and ticks[-2] < max(values) <= ticks[-1], y_ticks
+        assert titles == ["event time (s)", "?max"]
+        first = [td.text for td in rows()[0].find_elements(By.TAG_NAME, "td")]
+        assert first[0] == str(expected[-1]["time"])  # the newest row first
+        cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#results tbody td")]
+        assert "33.4" in cells and not any("^^" in cell for cell in cells)
+        width = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], width  # no horizontal scroll bar at 1100 px
+        table = driver.execute_script("const t = document.getElementById('table'); return [t.scrollWidth, t.clientWidth]")
+        assert table[0] <= table[1], table  # the long column is cut (its full text on hover), not scrolled
+        driver.save_screenshot(str(tmp_path / "page.png"))
+        assert (tmp_path / "page.png").stat().st_size > 10_000
+        assert driver.find_element(By.ID, "error").text == ""

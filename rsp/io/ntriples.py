@@ -444,8 +444,8 @@ def read_triple_batches(
             return (fixed if clock is None else clock()), fast.group(1, 2, 3)
         try:
             parsed = parse_line(line)
-        except LineError as err:
-            malformed(line, number, str(err), err.column)
+        except ValueError as err:  # LineError and any other with the column at fault
+            malformed(line, number, str(err), getattr(err, "column", 0))
             return None
         if parsed is None:
             return None

@@ -156,10 +156,14 @@ def create_app(
 
     async def advance(request: Request, _text: str) -> Response:
         time = request.query_params.get("time")
-        if time is not None and not (time.isascii() and time.isdigit()):
-            raise HttpError(400, f"time={time}: a time in ms, an integer ≥ 0")
-        name = request.path_params.get("name")
-        closed = service.advance(None if time is None else int(time), name)
+        try:
+            if time is not None and not (time.isascii() and time.isdigit()):
+                raise ValueError
+            ms = None if time is None else int(time)
+        except ValueError:  # not digits, or more than Python reads as an int (4300)
+            shown = time if len(time) <= 40 else time[:40] + "…"
+            raise HttpError(400, f"time={shown}: a time in ms, an integer ≥ 0") from None
+        closed = service.advance(ms, request.path_params.get("name"))
         return JSONResponse({"closed_until": closed})
 
     async def graphs(request: Request, text: str) -> Response:

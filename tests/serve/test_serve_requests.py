@@ -105,6 +105,9 @@ def test_json_bodies_a_route_cannot_read_are_json_4xx() -> None:
     assert client.get("/streams").json() == []
     reply = client.post("/streams", content="http://ex.org/s", headers={"Content-Length": "x"})
     assert reply.status_code == 400 and reply.json()["error"]["message"]
+    for time_ in ("1" * 5000, "1e3", "-1", "１"):  # more digits than Python reads as an int; not digits
+        reply = client.post("/streams/advance", params={"time": time_})
+        assert reply.status_code == 400 and "a time in ms" in reply.json()["error"]["message"], reply.text
     assert client.get("/nowhere").json()["error"]["message"] == "Not Found"
     assert client.put("/queries").status_code == 405
 

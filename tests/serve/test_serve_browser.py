@@ -255,3 +255,30 @@ def test_the_page_with_a_token_shows_axes_a_series_per_group_and_fits_the_window
         driver.save_screenshot(str(tmp_path / "page.png"))
         assert (tmp_path / "page.png").stat().st_size > 10_000
         assert driver.find_element(By.ID, "error").text == ""
+
+
+def test_a_page_kept_open_keeps_the_last_rows_and_instants(server, driver) -> None:
+    """The table keeps the newest 1,000 rows and the plot the last 600 instants, however long it runs."""
+    from selenium.webdriver.common.by import By
+
+    query = """REGISTER QUERY Count AS SELECT (COUNT(*) AS ?n)
+FROM STREAM <http://ex.org/long> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"""
+    driver.get(server + "/")
+    driver.find_element(By.ID, "query").send_keys(query)
+    driver.find_element(By.ID, "register").click()
+    _wait_for(lambda: driver.find_element(By.ID, "status").text == "live: Count", "the live status")
+    lines = "".join(f"<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # {t * 1000 + 500}\n" for t in range(1200))
+    reply = httpx.post(server + "/streams/elements", params={"stream": "http://ex.org/long"}, content=lines, timeout=30)
+    assert reply.status_code == 200 and reply.json()["elements"] == 1200
+    assert httpx.post(server + "/streams/advance", timeout=30).status_code == 200
+    instants = len(httpx.get(server + "/queries/Count/results", timeout=10).text.splitlines())  # the last 100
+    assert instants == 100
+
+    def newest() -> str:
+        cells = driver.find_elements(By.CSS_SELECTOR, "#results tbody tr:first-child td")
+        return cells[0].text if cells else ""
+
+    _wait_for(lambda: newest() == "1200000", "the last instant first")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")) == 1000
+    points = driver.find_element(By.CSS_SELECTOR, "#plot polyline").get_attribute("points").split()
+    assert len(points) == 600

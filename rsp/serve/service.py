@@ -166,6 +166,10 @@ class Service:
                 message = f'{shape}: an element is {{"time": ms ≥ 0, "graph": JSON-LD}}'
                 errors.append(StreamError(message, where))
                 continue
+            remote = remote_contexts(item["graph"])
+            if remote:
+                errors.append(StreamError(_remote_message(remote), where))
+                continue
             try:
                 graph = Graph().parse(data=json.dumps(item["graph"]), format="json-ld")
             except Exception as err:  # rdflib's JSON-LD parser raises many kinds of error
@@ -210,7 +214,15 @@ class Service:
         return {handle.name: handle.closed_until for handle in handles}
 
     def load(self, text: str, suffix: str) -> int:
-        """An ontology or static graph for the queries registered from now on."""
+        """An ontology or static graph for the queries registered from now on (JSON-LD with its contexts
+        in the text: a remote one is refused)."""
+        if suffix == ".jsonld":
+            try:
+                remote = remote_contexts(json.loads(text))
+            except (ValueError, RecursionError):
+                remote = []  # not JSON: the parser says where
+            if remote:
+                raise RspError(_remote_message(remote), Position("<request>"))
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"graph{suffix}"
             path.write_text(text, encoding="utf-8")
@@ -223,6 +235,31 @@ class BadElements(RspError):
     def __init__(self, errors: list[StreamError]) -> None:
         super().__init__(f"{len(errors)} bad element(s); nothing of the request was added")
         self.errors = errors
+
+
+def remote_contexts(document) -> list[str]:
+    """The documents a JSON-LD parser would fetch to read ``document``: the ``@context`` values (or
+    members of a list of them) that are IRIs, and ``@import``s. The service refuses them: fetching
+    would make it request any URL a client names, and wait for it with every other request."""
+    found: list[str] = []
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("@context", "@import"):
+                    for context in value if isinstance(value, list) else [value]:
+                        (found.append if isinstance(context, str) else stack.append)(context)
+                else:
+                    stack.append(value)
+    return sorted(set(found))
+
+
+def _remote_message(remote: list[str]) -> str:
+    return (f"a remote JSON-LD context is not fetched by the service ({remote[0][:80]}): put the context "
+            "itself in the body")  # fmt: skip
 
 
 def _element_problem(item) -> str | None:

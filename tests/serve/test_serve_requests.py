@@ -155,6 +155,48 @@ def test_elements_without_their_stream_or_in_an_unread_type_are_refused() -> Non
     assert reply.status_code == 200 and reply.json()["elements"] == 1
 
 
+def test_json_ld_bodies_naming_a_remote_context_are_refused_and_nothing_is_fetched() -> None:
+    """A JSON-LD body whose @context (or @import) is a URL would have the service fetch it (any URL a
+    client names, while every other request waits): refused, and no request leaves the service."""
+    import http.server
+    import threading
+
+    fetched: list[str] = []
+
+    class Context(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            fetched.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/ld+json")
+            self.end_headers()
+            self.wfile.write(b'{"@context": {"p": "http://ex.org/p"}}')
+
+        def log_message(self, *_args) -> None:
+            pass
+
+    remote = http.server.HTTPServer(("127.0.0.1", 0), Context)
+    threading.Thread(target=remote.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{remote.server_port}/context"
+    try:
+        client = TestClient(create_app(Service()))
+        client.post("/queries", content=TWO)
+        jsonld = {"Content-Type": "application/ld+json"}
+        for graph in ({"@context": url, "@id": "http://ex.org/a", "p": "x"},
+                      {"@context": [{"q": "http://ex.org/q"}, url], "@id": "http://ex.org/a", "q": "x"},
+                      {"@context": {"@import": url}, "@id": "http://ex.org/a", "p": "x"},
+                      {"@id": "http://ex.org/a", "http://ex.org/r": {"@context": url, "p": "x"}}):  # fmt: skip
+            reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, headers=jsonld,
+                                json=[{"time": 1, "graph": graph}])  # fmt: skip
+            assert reply.status_code == 422 and "remote JSON-LD context" in reply.json()["errors"][0]["message"]
+            reply = client.post("/graphs", headers=jsonld, json=graph)
+            assert reply.status_code == 400 and "remote JSON-LD context" in reply.json()["error"]["message"]
+        inline = {"@context": {"p": "http://ex.org/p"}, "@id": "http://ex.org/a", "p": "x"}
+        assert client.post("/graphs", headers=jsonld, json=inline).json() == {"triples": 1}
+    finally:
+        remote.shutdown()
+    assert fetched == []
+
+
 def test_element_errors_give_the_column_of_the_term_at_fault() -> None:
     client = TestClient(create_app(Service()))
     client.post("/queries", content=TWO)

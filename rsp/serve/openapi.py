@@ -68,7 +68,7 @@ def description() -> dict:
                 "post": {
                     **_op("stream elements: N-Triples lines ending in '# <ms>', or JSON-LD "
                           "[{time, graph}]; all added, or none if one is bad", "application/n-triples", True,
-                          r200="{stream, elements, late}", r400=error, r404=error, r415=error,
+                          r200="{stream, elements, late, late_lines}", r400=error, r404=error, r415=error,
                           r422="{error, errors: [...]}"),
                     "parameters": stream,
                 },

@@ -143,7 +143,9 @@ class Service:
         iri = self._stream(iri)
         errors: list[StreamError] = []
         lines = text_lines(text)
-        batches = list(read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None))
+        batches = list(
+            read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None, numbered=True)
+        )
         if errors:
             raise BadElements(errors)
         return self._push(iri, batches)
@@ -179,7 +181,8 @@ class Service:
                 message = "the graph gives no triple (are its keys IRIs, or in a @context?)"
                 errors.append(StreamError(message, where))
                 continue
-            batches.append((item["time"], sorted(tuple(nt_term(t) for t in triple) for triple in graph)))
+            triples = sorted(tuple(nt_term(t) for t in triple) for triple in graph)
+            batches.append((item["time"], triples, [index] * len(triples)))
         if errors:
             raise BadElements(errors)
         return self._push(iri, batches)
@@ -191,14 +194,18 @@ class Service:
         return iri
 
     def _push(self, iri: str, batches) -> dict:
+        """Push ``(time, triples, lines)`` batches (``lines``: where each triple is in the request: its
+        line, or its element's index in a JSON-LD list); the late ones are counted once each and named
+        by their lines (``late_lines``), as ``rsp run`` reports late lines."""
         count = 0
         read = any(f"<{iri}>" in h.translation.streams for h in self.engine.queries)
         self._late.clear()
-        for self._batch, (time_, triples) in enumerate(batches):
+        for self._batch, (time_, triples, _lines) in enumerate(batches):
             count += len(triples)
             if read:
                 self.engine.push(triples, time_, f"<{iri}>", plain=True)
-        return {"stream": iri, "elements": count, "late": len(self._late)}
+        lines = sorted({batches[batch][2][index] for batch, index in self._late})
+        return {"stream": iri, "elements": count, "late": len(self._late), "late_lines": lines}
 
     def advance(self, time: int | None = None, name: str | None = None) -> dict:
         """Close instants no element will come for any more: up to ``time`` (ms), or, without it, the

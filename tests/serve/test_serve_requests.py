@@ -126,8 +126,9 @@ def test_a_late_element_read_by_two_queries_is_late_once_as_rsp_run_counts_it(tm
     late = [client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content=line).json()["late"]
             for line in lines]  # fmt: skip
     assert run_late == 1 and late == [0, 0, run_late]
-    reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content=lines[2] * 2 + lines[1])
+    reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content=lines[1] + lines[2] * 2)
     assert reply.json()["late"] == 2  # two late elements in one request, each read by both queries
+    assert reply.json()["late_lines"] == [2, 3]  # named by their lines in the request, as rsp run names them
 
 
 def test_elements_without_their_stream_or_in_an_unread_type_are_refused() -> None:

@@ -5,6 +5,7 @@ stops cleanly on Ctrl-C or SIGTERM (live subscribers ended first, exit 0, no tra
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import logging
 import signal
@@ -65,6 +66,10 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
             # Server-Sent Events and WebSocket subscriptions never end by themselves: end them first,
             # so that the connections close as the server stops rather than being cancelled
             service.close_listeners()
+            for _ in range(100):  # they see the end and leave (at most 1 s)
+                if not any(service.listeners.values()):
+                    break
+                await asyncio.sleep(0.01)
             await super().shutdown(sockets)
 
     config = uvicorn.Config(app, log_level="warning" if args.quiet else "info", timeout_graceful_shutdown=2)

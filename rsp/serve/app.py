@@ -210,7 +210,8 @@ def create_app(
         try:
             while True:
                 result = await queue.get()
-                if result is None:
+                if result is None:  # the query was deleted, or the service stops: a normal close
+                    await websocket.close()
                     break
                 await websocket.send_text(result_line(result, handle.variables))
         except (WebSocketDisconnect, asyncio.CancelledError):

@@ -79,13 +79,19 @@ def test_a_port_that_cannot_be_had_is_an_error_before_any_url() -> None:
 
 
 def test_sigterm_with_a_live_subscriber_stops_the_server_cleanly() -> None:
+    from websockets.exceptions import ConnectionClosedOK
+    from websockets.sync.client import connect
+
     with _server() as (process, base):
         assert httpx.post(base + "/queries", content=TWO, timeout=10).status_code == 201
-        with httpx.stream("GET", base + "/queries/A/events", timeout=20) as events:
+        with httpx.stream("GET", base + "/queries/A/events", timeout=20) as events, \
+                connect(base.replace("http", "ws") + "/queries/B/ws", open_timeout=10) as socket_:  # fmt: skip
             lines = events.iter_lines()
             assert next(lines) == ": connected"
             process.send_signal(signal.SIGTERM)
             assert [line for line in lines if line] == []  # the subscription ends as the server stops
+            with pytest.raises(ConnectionClosedOK):  # the WebSocket is closed normally (code 1000)
+                socket_.recv(timeout=20)
         code = process.wait(timeout=20)
         err = process.stderr.read()
     assert code == 0 and "Traceback" not in err and "CancelledError" not in err, err

@@ -282,3 +282,58 @@ FROM STREAM <http://ex.org/long> [RANGE 1s STEP 1s] WHERE { ?s ?p ?o }"""
     assert len(driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")) == 1000
     points = driver.find_element(By.CSS_SELECTOR, "#plot polyline").get_attribute("points").split()
     assert len(points) == 600
+
+
+ASK = """REGISTER QUERY Any AS ASK FROM STREAM <http://ex.org/forms> [RANGE 1s STEP 1s]
+WHERE { ?s <http://ex.org/p> ?o }"""
+CONSTRUCT = """REGISTER QUERY Copy AS PREFIX ex: <http://ex.org/>
+CONSTRUCT { ?s ex:said ?o } FROM STREAM <http://ex.org/forms> [RANGE 1s STEP 1s] WHERE { ?s ex:p ?o }"""
+FORMS = ['<http://ex.org/a> <http://ex.org/p> "two words, \\"quoted\\""@en . # 500\n',
+         '<http://ex.org/b> <http://ex.org/p> <http://ex.org/c> . # 2500\n']  # fmt: skip
+
+
+def test_ask_and_construct_results_are_shown_readable(server, driver, tmp_path: Path) -> None:
+    """An ASK's answer per instant (true/false, plotted 1/0) and a CONSTRUCT's triples, each term
+    readable (a literal with spaces and quotes stays one term), as rsp run gives them."""
+    from selenium.webdriver.common.by import By
+
+    (tmp_path / "s.nt").write_text("".join(FORMS), encoding="utf-8")
+    for query, name in ((ASK, "Any"), (CONSTRUCT, "Copy")):
+        (tmp_path / "q.rq").write_text(query, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "rsp", "run", "q.rq", "--stream", "s.nt", "--entailment", "rdfs", "--ontology",
+             str(ROOT / "ontologies" / "building.ttl")], cwd=tmp_path, capture_output=True, text=True, check=True,
+            timeout=60,
+        )  # the server's options  # fmt: skip
+        expected = [json.loads(line) for line in done.stdout.splitlines()]
+        driver.get(server + "/")
+        driver.find_element(By.ID, "query").send_keys(query)
+        driver.find_element(By.ID, "register").click()
+        _wait_for(lambda name=name: driver.find_element(By.ID, "status").text == f"live: {name}", "the live status")
+        for line in FORMS:
+            reply = httpx.post(server + "/streams/elements", params={"stream": "http://ex.org/forms"}, content=line)
+            assert reply.status_code == 200
+        httpx.post(server + "/queries/" + name + "/advance", timeout=10)
+
+        def rows() -> list[list[str]]:
+            return [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                    for tr in driver.find_elements(By.CSS_SELECTOR, "#results tbody tr")]  # fmt: skip
+
+        if name == "Any":
+            want = [[str(r["time"]), str(r["boolean"]).lower()] for r in reversed(expected)]
+            _wait_for(lambda want=want: rows() == want, f"the ASK's answers {want}")
+            points = driver.find_element(By.CSS_SELECTOR, "#plot polyline").get_attribute("points").split()
+            assert len(points) == len(expected) and "true" in str(want) and "false" in str(want)
+        else:
+            prefixes = {"ex": "http://ex.org/"}
+            want = [[str(r["time"]), " ".join(_readable(term, prefixes) for term in _terms(triple))]
+                    for r in reversed(expected) for triple in r["triples"]]  # fmt: skip
+            _wait_for(lambda want=want: rows() == want, f"the CONSTRUCT's triples {want}")
+            assert 'two words, "quoted"' in str(want)
+
+
+def _terms(triple: str) -> list[str]:
+    """The terms of a CONSTRUCT's triple as rsp writes it (an N-Triples line)."""
+    from rsp.io.ntriples import parse_line
+
+    return list(parse_line(triple if triple.rstrip().endswith(".") else triple + " .")[0])

@@ -38,6 +38,12 @@ def add_parser(sub) -> None:
     serve.add_argument("--ontology", action="append", default=[], metavar="FILE", help="load at start")
     serve.add_argument("--max-body", type=_size, default=16 * 1024 * 1024, metavar="BYTES",
                        help="largest request body taken (default 16 MiB)")  # fmt: skip
+    serve.add_argument("--data", metavar="DIR",
+                       help="keep what the service acknowledges in DIR's write-ahead log, synced before each "
+                       "2xx, and restore it from there at start (default: in memory only)")  # fmt: skip
+    serve.add_argument("--retain", type=int, default=1000, metavar="N",
+                       help="instants each query keeps for subscribers resuming after an event id "
+                       "(Last-Event-ID, ?after=; default 1000)")  # fmt: skip
     serve.add_argument("--quiet", "-q", action="store_true", help="no access log, no query warnings")
     serve.set_defaults(handler=command)
 
@@ -52,11 +58,20 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
         raise RspError(f"rsp serve needs pip install 'rsp[serve]' ({err})") from None
     if args.quiet:
         logging.getLogger("rsp.serve").setLevel(logging.ERROR)
-    service = Service(args.entailment)
-    for path in args.ontology:
-        service.engine.load_ontology(path)
+    if args.retain < 1:
+        raise RspError(f"--retain {args.retain}: at least 1 instant")
+    listening = _listen(args.host, args.port)  # before anything is loaded: a port not had stops here
+    try:
+        service = Service(args.entailment, retain=args.retain)
+        for path in args.ontology:  # before the log's registrations, as when they were first made
+            service.engine.load_ontology(path)
+        if args.data is not None:
+            service.restore(args.data)
+            print(restored_line(args.data, service.restored), file=sys.stderr, flush=True)
+    except BaseException:
+        listening.close()
+        raise
     app = create_app(service, args.token, args.max_body)
-    listening = _listen(args.host, args.port)
     host, port = listening.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     print(f"rsp serve: {url} (API: /openapi.json)", file=sys.stderr, flush=True)
@@ -74,11 +89,25 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
 
     config = uvicorn.Config(app, log_level="warning" if args.quiet else "info", timeout_graceful_shutdown=2)
     stopped_by: list[str] = []
-    with _signals_stop(stopped_by):
-        Server(config).run(sockets=[listening])
+    try:
+        with _signals_stop(stopped_by):
+            Server(config).run(sockets=[listening])
+    finally:
+        service.close()
     if stopped_by:
         print(f"rsp serve: stopped by {stopped_by[0]}", file=sys.stderr)
     return 0
+
+
+def restored_line(data: str, counts: dict) -> str:
+    """The line ``rsp serve --data`` starts with: what the log gave back."""
+    if not counts.get("records"):
+        return f"rsp serve: a new data folder {data}"
+    cut = f"; cut {counts['cut']} bytes of a torn last record" if counts.get("cut") else ""
+    return (
+        f"rsp serve: restored from {data}: {counts['queries']} query registration(s), {counts['graphs']} "
+        f"graph(s), {counts['elements']} element(s), {counts['records']} record(s){cut}"
+    )
 
 
 def _port(text: str) -> int:

@@ -56,13 +56,14 @@ class Engine:
         never fetches IRIs); use it before registering the query."""
         self.graph_files[iri[1:-1] if iri.startswith("<") else iri] = str(path)
 
-    def load_ontology(self, path: str | Path) -> int:
+    def load_ontology(self, path: str | Path, *, source: str | None = None) -> int:
         """Load an ontology or static graph (Turtle, RDF/XML, N-Triples, JSON-LD); returns its size.
         Load ontologies before registering the queries that use them. Its blank nodes are its own: no
-        other graph or stream shares them."""
+        other graph or stream shares them; their labels derive from ``source`` (default: the path), so
+        a graph given again under the same name in another run gets the same labels."""
         from rsp.background import load_ontology
 
-        triples = self._static_graph(load_ontology(path), path)
+        triples = self._static_graph(load_ontology(path), path if source is None else source)
         self.static.extend(triples)
         return len(triples)
 

@@ -18,6 +18,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from rsp.errors import Position, RspError
+from rsp.serve.journal import JournalError
 from rsp.serve.service import BadElements, NotFound, Service, result_line
 
 MAX_BODY = 16 * 1024 * 1024
@@ -88,6 +89,8 @@ def create_app(
                 return JSONResponse({"error": {"message": str(err), "text": str(err)}}, err.status)
             except NotFound as err:
                 return JSONResponse(_error_json(err), 404)
+            except JournalError as err:  # nothing of the request was kept: the client sends it again
+                return JSONResponse(_error_json(err), 503)
             except BadElements as err:
                 errors = [_error_json(e)["error"] for e in err.errors]
                 summary = _error_json(RspError(err.message))["error"]
@@ -118,7 +121,7 @@ def create_app(
         fmt = request.query_params.get("format", "jsonl")
         if fmt not in FORMATS:
             raise HttpError(400, f"format={fmt}: one of {', '.join(FORMATS)}")
-        lines = service.results(request.path_params["name"], fmt)
+        lines = service.results(request.path_params["name"], fmt, _after(request))
         return PlainTextResponse("".join(line + "\n" for line in lines), media_type="application/x-ndjson")
 
     async def streams(request: Request, text: str) -> Response:
@@ -145,14 +148,15 @@ def create_app(
         if not iri:
             raise HttpError(400, "the parameter stream is missing: POST /streams/elements?stream=IRI "
                                  "(GET /streams lists the streams)")  # fmt: skip
+        key = request.headers.get("idempotency-key")
         kind = _content_type(request)
         if kind not in ELEMENT_TYPES:
             accepted = "application/n-triples or text/plain (N-Triples lines ending in '# <ms>') or " \
                        "application/ld+json (JSON-LD)"  # fmt: skip
             raise HttpError(415, f"Content-Type {kind}: stream elements are {accepted}")
         if kind in JSON_TYPES:
-            return JSONResponse(service.push_jsonld(iri, _json(text)))
-        return JSONResponse(service.push_ntriples(iri, text))
+            return JSONResponse(service.push_jsonld(iri, _json(text), key))
+        return JSONResponse(service.push_ntriples(iri, text, key))
 
     async def advance(request: Request, _text: str) -> Response:
         time = request.query_params.get("time")
@@ -179,18 +183,23 @@ def create_app(
         fmt = request.query_params.get("format", "jsonl")
         try:
             handle = service.handle(name)
-        except NotFound as err:
-            return JSONResponse(_error_json(err), 404)
-        queue = service.listen(name)
+            after = _after(request)
+        except (NotFound, HttpError) as err:
+            return JSONResponse(_error_json(err), getattr(err, "status", 404))
+        gap = service.since(name, after)[1] if after is not None else None
+        queue = service.listen(name, after)
 
         async def stream():
             try:
                 yield ": connected\n\n"
+                if gap is not None:  # instants between `after` and the oldest kept are gone
+                    yield f"event: gap\ndata: {json.dumps({'after': after, 'oldest': gap})}\n\n"
                 while True:
                     result = await queue.get()
                     if result is None:
                         return
-                    yield f"event: result\ndata: {result_line(result, handle.variables, fmt)}\n\n"
+                    line = result_line(result, handle.variables, fmt)
+                    yield f"event: result\nid: {_event_id(name, result.time)}\ndata: {line}\n\n"
             finally:
                 service.unlisten(name, queue)
 
@@ -202,11 +211,12 @@ def create_app(
         await websocket.accept()
         try:
             handle = service.handle(name)
-        except NotFound as err:
+            after = _after(websocket)
+        except (NotFound, HttpError) as err:
             await websocket.send_json(_error_json(err))
-            await websocket.close(code=4404)
+            await websocket.close(code=4404 if isinstance(err, NotFound) else 4400)
             return
-        queue = service.listen(name)
+        queue = service.listen(name, after)
         try:
             while True:
                 result = await queue.get()
@@ -273,6 +283,27 @@ def refuse_other_origins(request: Request) -> None:
         sender = origin if origin is not None else f"a {site} page"
         raise HttpError(403, f"refused: {sender} is not this service's origin ({own}); a web page may only "
                              "change the service from the service's own page")  # fmt: skip
+
+
+def _event_id(name: str, instant: int) -> str:
+    """A result event's id: its query and instant (``Q/1000``)."""
+    return f"{name}/{instant}"
+
+
+def _after(request) -> int | None:
+    """The instant a subscriber resumes after: ``?after=`` (an event id or an instant in ms), else an
+    SSE client's ``Last-Event-ID``; None for none."""
+    given = request.query_params.get("after") or request.headers.get("last-event-id")
+    if not given:
+        return None
+    instant = given.rsplit("/", 1)[-1]
+    try:
+        if not (instant.isascii() and instant.isdigit()):
+            raise ValueError
+        return int(instant)
+    except ValueError:  # not digits, or more than Python reads as an int (4300)
+        shown = given if len(given) <= 40 else given[:40] + "…"
+        raise HttpError(400, f"after={shown}: an event id (QUERY/INSTANT) or an instant in ms") from None
 
 
 def _content_type(request: Request) -> str:

@@ -23,6 +23,12 @@ def description() -> dict:
     stream = [{"name": "stream", "in": "query", "required": True, "schema": {"type": "string"}}]
     error = "a JSON error: {error: {message, position?, text}}"
     time = [{"name": "time", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}}]
+    after = [{"name": "after", "in": "query", "required": False, "schema": {"type": "string"},
+              "description": "resume after this event id (QUERY/INSTANT) or instant (ms): every later "
+              "instant kept (rsp serve --retain), then the live ones; SSE clients may send Last-Event-ID"}]
+    key = [{"name": "Idempotency-Key", "in": "header", "required": False, "schema": {"type": "string"},
+            "description": "names the request: sent again with a key already answered, nothing is added "
+            "and the first answer is returned"}]
     advance = ("no element older than ?time= (ms) will come: close the instants up to it; without "
                "?time=, the end of the stream (close up to the first instant after the last element)")
     return {
@@ -41,7 +47,7 @@ def description() -> dict:
                 "delete": _op("delete a query", changes=True, r204="deleted", r404=error),
             },
             "/queries/{name}/results": {
-                "parameters": name,
+                "parameters": name + after,
                 "get": _op("the query's recent results (?format=jsonl|sparql-json), one JSON per line",
                            r200="JSON lines", r404=error),
             },
@@ -51,11 +57,12 @@ def description() -> dict:
                             r404=error),
             },
             "/queries/{name}/events": {
-                "parameters": name,
-                "get": _op("results pushed live as Server-Sent Events", r200="text/event-stream"),
+                "parameters": name + after,
+                "get": _op("results pushed live as Server-Sent Events, each with its id QUERY/INSTANT",
+                           r200="text/event-stream"),
             },
             "/queries/{name}/ws": {
-                "parameters": name,
+                "parameters": name + after,
                 "get": _op("results pushed live over a WebSocket, one JSON text message per instant",
                            r101="switching protocols"),
             },
@@ -69,8 +76,9 @@ def description() -> dict:
                     **_op("stream elements: N-Triples lines ending in '# <ms>', or JSON-LD "
                           "[{time, graph}]; all added, or none if one is bad", "application/n-triples", True,
                           r200="{stream, elements, late, late_lines}", r400=error, r404=error, r415=error,
-                          r422="{error, errors: [...]}"),
-                    "parameters": stream,
+                          r422="{error, errors: [...]}",
+                          r503="rsp serve --data: the log cannot be written; nothing was added"),
+                    "parameters": stream + key,
                 },
             },
             "/streams/advance": {

@@ -160,7 +160,10 @@ def recheck_rows(batch: pd.DataFrame, read: Callable) -> pd.DataFrame:
     rest = batch[~todo]
     if not made["order"]:
         return rest
-    return pd.concat([rest, pd.DataFrame(made, columns=batch.columns)], ignore_index=True)
+    made_frame = pd.DataFrame(made, columns=batch.columns)
+    if rest.empty:  # pandas warns when concatenating an empty frame
+        return made_frame
+    return pd.concat([rest, made_frame], ignore_index=True)
 
 
 def reject(line: str, file: str | None, reason: str) -> tuple:

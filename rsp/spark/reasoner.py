@@ -328,6 +328,8 @@ def _rechecker(plan, buckets: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
             ("detail", 7),
         ):
             update[name] = [f[position] for f in fixed]
+        if rest.empty:  # pandas warns when concatenating an empty frame
+            return update
         return pd.concat([rest, update]).sort_index()
 
     return recheck

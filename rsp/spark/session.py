@@ -9,6 +9,8 @@ warnings on stderr, ERROR-level logging from the first line, ``SPARK_LOCAL_IP=12
 workers' Python set to this interpreter; ``RSP_SPARK_JAVA_OPTIONS`` adds JVM options. A local
 session's tasks hand their results to the driver directly (:data:`LOCAL_RESULTS`) and its JVM talks to
 the Python workers over Unix sockets (:func:`unix_sockets`; ``RSP_SPARK_UNIX_SOCKETS=0`` keeps TCP).
+Under spark-submit, what its ``--conf``, ``--name`` and ``spark-defaults.conf`` set wins over these,
+and of the rest only the SQL settings apply (:func:`keep_unset`).
 
 The JVM a session launches runs in a session (and process group) of its own with SIGTERM blocked
 (blocked while it is started, kept through ``exec``; with ``-Xrs`` the JVM installs no signal handlers
@@ -148,6 +150,14 @@ def options(master: str | None = None, app_name: str = "rsp", launch: bool = Tru
     return settings
 
 
+def keep_unset(settings: dict[str, str], conf) -> dict[str, str]:
+    """The ``settings`` that ``conf`` (a :class:`pyspark.SparkConf`: spark-submit's ``--conf``,
+    ``--name``, ``--master`` and ``spark-defaults.conf``) does not already set. Under spark-submit the
+    session starts with the user's configuration and gets these of rsp's settings that Spark lets a
+    running session change (the SQL ones)."""
+    return {key: value for key, value in settings.items() if not conf.contains(key)}
+
+
 def session(master: str | None = None, app_name: str = "rsp"):
     """The active SparkSession, or a new one configured as the module docstring says.
 
@@ -168,7 +178,15 @@ def session(master: str | None = None, app_name: str = "rsp"):
     settings = options(master, app_name, launch)
     if launch:
         _start_context(settings)
-    spark = SparkSession.builder.config(map=settings).getOrCreate()
+        spark = SparkSession.builder.config(map=settings).getOrCreate()
+    else:  # under spark-submit: what its --conf, --name and spark-defaults.conf set is the user's choice
+        builder = SparkSession.builder
+        if master is not None:  # asked for by name (rsp spark --master)
+            builder = builder.master(master)
+        spark = builder.getOrCreate()
+        for key, value in keep_unset(settings, spark.sparkContext.getConf()).items():
+            if spark.conf.isModifiable(key):  # the SQL settings; the others are the cluster's
+                spark.conf.set(key, value)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -1,0 +1,324 @@
+"""``rsp serve --data DIR`` (rsp/serve/journal.py, rsp/serve/service.py): what the service acknowledged
+survives the process. A service restarted on its folder has the same queries, graphs, windows and
+results as one that never stopped (the reference: ``rsp run`` on the same stream); a torn last record
+is cut; a second service on the folder is refused; a request sent again with its key adds nothing; a
+subscriber resumes after its last event id and gets every later instant once. The fault test kills the
+service with SIGKILL at random points of a producer's stream and restarts it."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from paths import ROOT
+
+from rsp.serve.journal import Journal, JournalError, encode
+from rsp.serve.service import FAULT_ENV, Service
+
+BUILDING = ROOT / "examples" / "building"
+STREAM = "http://example.org/building/temperatures"
+QUERY = (BUILDING / "hot-rooms.rq").read_text()
+LINES = (BUILDING / "temperatures.nt").read_text().splitlines(keepends=True)
+
+
+def _expected() -> list[str]:
+    """The reference: ``rsp run`` on the example's stream file, one jsonl line per instant."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rsp", "run", str(BUILDING / "hot-rooms.rq"), "--stream",
+         str(BUILDING / "temperatures.nt"), "--ontology", str(ROOT / "ontologies" / "building.ttl"),
+         "--entailment", "rdfs", "--format", "jsonl"], capture_output=True, text=True, check=True, cwd=ROOT,
+        timeout=120,
+    )  # fmt: skip
+    return done.stdout.splitlines()
+
+
+EXPECTED = _expected()
+
+
+def _service(data: Path, **options) -> Service:
+    service = Service("rdfs", **options)
+    service.engine.load_ontology(ROOT / "ontologies" / "building.ttl")
+    service.restore(data)
+    return service
+
+
+def _lines(service: Service) -> list[str]:
+    return service.results("HotRooms", after=-1)
+
+
+def _cuts(rng: random.Random, count: int) -> list[list[str]]:
+    """LINES in consecutive requests of random sizes."""
+    batches, start = [], 0
+    while start < len(LINES):
+        size = rng.randint(1, count)
+        batches.append(LINES[start : start + size])
+        start += size
+    return batches
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_restarted_service_goes_on_as_one_that_never_stopped(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    batches = _cuts(rng, 40)
+    stop = rng.randrange(1, len(batches))  # restart after this many requests
+    first = _service(tmp_path / "data")
+    first.register(QUERY)
+    for batch in batches[:stop]:
+        first.push_ntriples(STREAM, "".join(batch))
+    before = _lines(first)
+    first.close()
+    second = _service(tmp_path / "data")
+    assert second.restored["queries"] == 1
+    assert second.restored["elements"] == sum(map(len, batches[:stop]))
+    assert _lines(second) == before  # the same instants, regenerated from the log
+    for batch in batches[stop:]:
+        second.push_ntriples(STREAM, "".join(batch))
+    second.advance()
+    assert _lines(second) == EXPECTED
+    second.close()
+
+
+def test_a_torn_last_record_is_cut_at_the_last_whole_one(tmp_path: Path) -> None:
+    service = _service(tmp_path / "data")
+    service.register(QUERY)
+    service.push_ntriples(STREAM, "".join(LINES[:100]))
+    before = _lines(service)
+    service.close()
+    journal = tmp_path / "data" / "journal"
+    whole = journal.stat().st_size
+    record = encode({"op": "push", "stream": STREAM, "batches": [[99999, [["<a>", "<b>", "<c>"]]]], "key": None})
+    for torn in (record[:3], record[:11], record[:-1], record[:-1] + b"X"):  # a crash mid-write, or a bad byte
+        with open(journal, "ab") as file:
+            file.write(torn)
+        again = _service(tmp_path / "data")
+        assert again.restored["cut"] == len(torn)
+        assert _lines(again) == before
+        again.close()
+        assert journal.stat().st_size == whole  # cut back, the next records follow the whole ones
+
+
+def test_a_second_service_on_the_folder_is_refused(tmp_path: Path) -> None:
+    first = _service(tmp_path / "data")
+    with pytest.raises(JournalError, match=f"in use by another rsp serve \\(pid {os.getpid()}\\)"):
+        _service(tmp_path / "data")
+    first.close()
+    _service(tmp_path / "data").close()  # released
+
+
+def test_a_folder_of_another_entailment_is_refused(tmp_path: Path) -> None:
+    _service(tmp_path / "data").close()
+    other = Service("none")
+    with pytest.raises(JournalError, match="--entailment rdfs"):
+        other.restore(tmp_path / "data")
+
+
+def test_a_request_sent_again_with_its_key_adds_nothing(tmp_path: Path) -> None:
+    service = _service(tmp_path / "data")
+    service.register(QUERY)
+    first = service.push_ntriples(STREAM, "".join(LINES[:50]), key="batch-1")
+    again = service.push_ntriples(STREAM, "".join(LINES[:50]), key="batch-1")
+    assert again == first
+    service.close()
+    restarted = _service(tmp_path / "data")
+    assert restarted.push_ntriples(STREAM, "".join(LINES[:50]), key="batch-1") == first  # across a restart
+    assert restarted.restored["elements"] == 50
+    restarted.push_ntriples(STREAM, "".join(LINES[50:]), key="batch-2")
+    restarted.advance()
+    assert _lines(restarted) == EXPECTED
+    restarted.close()
+
+
+def test_a_full_disk_refuses_the_request_and_keeps_nothing_of_it(tmp_path: Path, monkeypatch) -> None:
+    service = _service(tmp_path / "data")
+    service.register(QUERY)
+    service.push_ntriples(STREAM, "".join(LINES[:50]))
+    size = (tmp_path / "data" / "journal").stat().st_size
+    real = os.fsync
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(JournalError, match="No space left"):
+        service.push_ntriples(STREAM, "".join(LINES[50:100]))
+    monkeypatch.setattr(os, "fsync", real)
+    assert (tmp_path / "data" / "journal").stat().st_size == size
+    service.push_ntriples(STREAM, "".join(LINES[50:]))  # sent again once there is room
+    service.advance()
+    assert _lines(service) == EXPECTED
+    service.close()
+    restarted = _service(tmp_path / "data")
+    assert _lines(restarted) == EXPECTED
+    restarted.close()
+
+
+def test_a_read_only_folder_is_refused_at_start(tmp_path: Path) -> None:
+    if os.geteuid() == 0:  # root writes anywhere: make the folder a file's place instead
+        (tmp_path / "data").write_text("not a folder")
+    else:
+        (tmp_path / "data").mkdir(mode=0o555)
+    with pytest.raises(JournalError, match="--data"):
+        Journal(tmp_path / "data")
+
+
+def test_a_subscriber_resumes_after_its_last_instant(tmp_path: Path) -> None:
+    service = _service(tmp_path / "data", retain=5)
+    service.register(QUERY)
+    service.push_ntriples(STREAM, "".join(LINES))
+    service.advance()
+    instants = [json.loads(line)["time"] for line in EXPECTED]
+    after = instants[-3]
+    assert service.results("HotRooms", after=after) == EXPECTED[-2:]
+    queue = service.listen("HotRooms", after)
+    assert [queue.get_nowait().time for _ in range(queue.qsize())] == instants[-2:]
+    assert service.since("HotRooms", instants[0])[1] == instants[-5]  # older than the retention: a gap
+    service.close()
+
+
+# -- the fault test: a real server killed with SIGKILL at random points -------------------------------
+
+
+def _port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """``rsp serve --data`` in a subprocess, started again on the same folder and port after a kill."""
+
+    def __init__(self, data: Path) -> None:
+        self.data, self.port = data, _port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.restored: list[str] = []
+
+    def start(self, fault: str | None = None) -> None:
+        env = dict(os.environ)
+        env.pop(FAULT_ENV, None)
+        if fault:
+            env[FAULT_ENV] = fault
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rsp", "serve", "--port", str(self.port), "--quiet", "--entailment", "rdfs",
+             "--ontology", str(ROOT / "ontologies" / "building.ttl"), "--data", str(self.data)],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        self.restored.append(self.process.stderr.readline().strip())
+        for _ in range(300):
+            try:
+                httpx.get(self.base + "/queries", timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise AssertionError("the service did not start")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self.process.stderr.close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.process.stderr.close()
+
+
+def _post(server: Server, path: str, content: str, key: str | None = None, **params) -> httpx.Response | None:
+    """The answer, or None when the service died before answering."""
+    headers = {"Idempotency-Key": key} if key else {}
+    try:
+        return httpx.post(server.base + path, content=content, params=params, headers=headers, timeout=30)
+    except httpx.TransportError:
+        return None
+
+
+def _drain(server: Server, last: str | None, seen: list[tuple[str, str]]) -> str | None:
+    """Read the query's events from the one after ``last`` until none comes for a while (SSE,
+    ``Last-Event-ID``); returns the last id seen."""
+    headers = {"Last-Event-ID": last} if last else {}
+    try:
+        with httpx.stream("GET", server.base + "/queries/HotRooms/events", headers=headers,
+                          timeout=httpx.Timeout(10, read=1.5)) as events:  # fmt: skip
+            event_id = None
+            for line in events.iter_lines():
+                if line.startswith("id: "):
+                    event_id = line[4:]
+                elif line.startswith("data: ") and event_id is not None:
+                    seen.append((event_id, line[6:]))
+                    last, event_id = event_id, None
+    except (httpx.ReadTimeout, httpx.RemoteProtocolError):
+        pass
+    return last
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_killed_at_random_points_it_loses_nothing_acknowledged(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    batches = _cuts(rng, 60)
+    server = Server(tmp_path / "data")
+
+    def fault() -> str:  # the service kills itself in the middle of a request now and then
+        return f"{rng.choice(['logged', 'pushed'])}:{rng.randint(1, 4)}" if rng.random() < 0.7 else ""
+
+    server.start(fault())
+    seen: list[tuple[str, str]] = []
+    last = "HotRooms/0"  # the subscriber wants every instant (the first one is later than 0)
+    registered = False
+    acknowledged = 0
+    kills = 0
+    try:
+        index = 0
+        while index < len(batches):
+            if not registered:
+                reply = _post(server, "/queries", QUERY)
+                registered = reply is not None and (
+                    reply.status_code == 201 or "registered already" in reply.text
+                )
+                continue
+            killer = None
+            if rng.random() < 0.3:  # SIGKILL while the request may be anywhere in the service
+                killer = threading.Timer(rng.uniform(0, 0.05), server.kill)
+                killer.start()
+            reply = _post(server, "/streams/elements", "".join(batches[index]), key=f"b{index}", stream=STREAM)
+            if killer is not None:
+                killer.join()
+            if reply is None or killer is not None or server.process.poll() is not None:
+                kills += 1
+                server.kill()
+                server.start(fault())
+                last = _drain(server, last, seen)
+            if reply is not None and reply.status_code == 200:
+                assert reply.json()["elements"] == len(batches[index])
+                acknowledged += len(batches[index])
+                index += 1
+            elif reply is not None:
+                raise AssertionError(reply.text)
+            if rng.random() < 0.2:
+                last = _drain(server, last, seen)
+        assert acknowledged == len(LINES)
+        while _post(server, "/streams/advance", "") is None:
+            server.start()
+        last = _drain(server, last, seen)
+        server.stop()
+        server.start()
+        assert f", {len(LINES)} element(s)," in server.restored[-1]  # every element once in the log
+        last = _drain(server, last, seen)  # after the last instant: nothing more
+    finally:
+        if server.process.poll() is None:
+            server.stop()
+    assert kills > 0 or len(batches) < 4
+    ids = [event_id for event_id, _ in seen]
+    assert len(ids) == len(set(ids)), "an instant came twice"
+    assert [data for _, data in seen] == EXPECTED
+

@@ -114,6 +114,11 @@ def test_json_bodies_a_route_cannot_read_are_json_4xx() -> None:
     for time_ in ("1" * 5000, "1e3", "-1", "１"):  # more digits than Python reads as an int; not digits
         reply = client.post("/streams/advance", params={"time": time_})
         assert reply.status_code == 400 and "a time in ms" in reply.json()["error"]["message"], reply.text
+    client.post("/queries", content=TWO)
+    for after in ("1" * 5000, "A/x"):  # an event id resumed after: more digits than Python reads; not one
+        for path in ("/queries/A/results", "/queries/A/events"):
+            reply = client.get(path, params={"after": after})
+            assert reply.status_code == 400 and "an event id" in reply.json()["error"]["message"], reply.text
     assert client.get("/nowhere").json()["error"]["message"] == "Not Found"
     assert client.put("/queries").status_code == 405
 
@@ -135,6 +140,24 @@ def test_a_late_element_read_by_two_queries_is_late_once_as_rsp_run_counts_it(tm
     reply = client.post("/streams/elements", params={"stream": "http://ex.org/s"}, content=lines[1] + lines[2] * 2)
     assert reply.json()["late"] == 2  # two late elements in one request, each read by both queries
     assert reply.json()["late_lines"] == [2, 3]  # named by their lines in the request, as rsp run names them
+
+
+def test_a_request_retried_after_a_restart_gets_the_same_late_lines(tmp_path: Path) -> None:
+    """rsp serve --data: the answer to a request key, replayed from the log after a restart, names the
+    same late lines as the first answer did."""
+    first = Service(data=tmp_path / "data")
+    first.register(TWO)
+    early = "".join(f"<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # {t}\n" for t in (1000, 5000))
+    late = "<http://ex.org/a> <http://ex.org/p> <http://ex.org/o> . # 1500\n" * 2
+    first.push_ntriples("http://ex.org/s", early, "k1")
+    answer = first.push_ntriples("http://ex.org/s", late, "k2")
+    first.close()
+    assert answer["late"] == 2 and answer["late_lines"] == [1, 2]
+    again = Service(data=tmp_path / "data")
+    try:
+        assert again.push_ntriples("http://ex.org/s", late, "k2") == answer
+    finally:
+        again.close()
 
 
 def test_elements_without_their_stream_or_in_an_unread_type_are_refused() -> None:

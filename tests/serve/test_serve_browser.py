@@ -255,6 +255,9 @@ def test_the_page_with_a_token_shows_axes_a_series_per_group_and_fits_the_window
         driver.save_screenshot(str(tmp_path / "page.png"))
         assert (tmp_path / "page.png").stat().st_size > 10_000
         assert driver.find_element(By.ID, "error").text == ""
+    driver.find_element(By.ID, "register").click()  # the service has stopped: the page says so
+    _wait_for(lambda: driver.find_element(By.ID, "error").text.startswith("no answer from the service"),
+              "that the service does not answer")  # fmt: skip
 
 
 def test_a_page_kept_open_keeps_the_last_rows_and_instants(server, driver) -> None:

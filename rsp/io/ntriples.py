@@ -85,18 +85,32 @@ _PLAIN_LINE = re.compile(rf"{_F_PLAIN}\n?")
 _fourth = operator.itemgetter(3)
 
 
+class LineError(ValueError):
+    """A line that is not N-Triples: the reason, and ``column``, the 1-based column where it goes wrong."""
+
+    def __init__(self, reason: str, column: int) -> None:
+        super().__init__(reason)
+        self.column = column
+
+
 def parse_line(line: str) -> tuple[Triple, str | None] | None:
     """Validate one N-Triples line: ``((s, p, o), comment)`` or ``None`` for a blank or comment line.
 
-    ``comment`` is the text after a trailing ``#`` (``None`` without one). Raises ``ValueError`` with a
-    short reason for a line that is not N-Triples.
+    ``comment`` is the text after a trailing ``#`` (``None`` without one). Raises :class:`LineError` (a
+    ``ValueError``) with a short reason and the column of the term or token at fault for a line that is
+    not N-Triples.
 
     >>> parse_line('<http://s> <http://p> "a\\\\tb"@en-GB . # 1200')
     (('<http://s>', '<http://p>', '"a\\\\tb"@en-GB'), ' 1200')
     >>> parse_line("<http://s> <http://p> <http://o>")
     Traceback (most recent call last):
     ...
-    ValueError: missing final '.'
+    rsp.io.ntriples.LineError: missing final '.'
+    >>> try:
+    ...     parse_line("<http://s> <http://p> oops .")
+    ... except ValueError as err:
+    ...     print(err.column, err)
+    23 expected an IRI, blank node or literal as object, found 'oops'
     """
     end = len(line)
     while end and line[end - 1] in "\r\n":
@@ -105,19 +119,26 @@ def parse_line(line: str) -> tuple[Triple, str | None] | None:
     pos = _skip(line, 1 if line.startswith("\ufeff") else 0)
     if pos == len(line) or line[pos] == "#":
         return None
-    s, pos = _term(line, pos, "subject")
-    p, pos = _term(line, _skip(line, pos), "predicate")
-    o, pos = _term(line, _skip(line, pos), "object")
+
+    def term(at: int, role: str) -> tuple[str, int]:
+        try:
+            return _term(line, at, role)
+        except ValueError as err:
+            raise LineError(str(err), at + 1) from None
+
+    s, pos = term(pos, "subject")
+    p, pos = term(_skip(line, pos), "predicate")
+    o, pos = term(_skip(line, pos), "object")
     pos = _skip(line, pos)
     if pos == len(line) or line[pos] == "#":
-        raise ValueError("missing final '.'")
+        raise LineError("missing final '.'", pos + 1)
     if line[pos] != ".":
-        raise ValueError(f"expected '.' after the object, found {_snippet(line, pos)}")
+        raise LineError(f"expected '.' after the object, found {_snippet(line, pos)}", pos + 1)
     pos = _skip(line, pos + 1)
     if pos == len(line):
         return (s, p, o), None
     if line[pos] != "#":
-        raise ValueError(f"unexpected text after '.': {_snippet(line, pos)}")
+        raise LineError(f"unexpected text after '.': {_snippet(line, pos)}", pos + 1)
     return (s, p, o), line[pos + 1 :]
 
 
@@ -363,7 +384,7 @@ def read_triple_batches(
     >>> list(read_triple_batches(lines, "s.nt", on_error=errors.append))
     [(0, [('<http://a>', '<http://p>', '"1"')]), (5, [('_:b', '<http://p>', '<http://c>')])]
     >>> [str(e) for e in errors]
-    ["s.nt:1: expected an IRI, blank node or literal as object, found '1'"]
+    ["s.nt:1:23: expected an IRI, blank node or literal as object, found '1'"]
     """
     if counters is None:
         counters = ReadCounters()
@@ -375,10 +396,10 @@ def read_triple_batches(
     numbers: list[int] = []
     rejects = _Rejects(reject)
 
-    def malformed(line: str, number: int, reason: str) -> None:
+    def malformed(line: str, number: int, reason: str, column: int = 0) -> None:
         counters.rejected += 1
         rejects.write(line)
-        error = StreamError(reason, Position(source, number))
+        error = StreamError(reason, Position(source, number, column))
         if on_error is None:
             raise error
         on_error(error)
@@ -424,25 +445,28 @@ def read_triple_batches(
             return (fixed if clock is None else clock()), fast.group(1, 2, 3)
         try:
             parsed = parse_line(line)
-        except ValueError as err:
-            malformed(line, number, str(err))
+        except ValueError as err:  # LineError and any other with the column at fault
+            malformed(line, number, str(err), getattr(err, "column", 0))
             return None
         if parsed is None:
             return None
         triple, comment = parsed
         word = comment.split(None, 1)[0] if comment and comment.strip() else ""
+        # the column of the time word (of the line's end when there is no comment)
+        end = len(line.rstrip("\r\n"))
+        column = end + 1 if comment is None else end - len(comment.lstrip(" \t")) + 1
         if mode == _UNKNOWN:
             mode = _TIMED if word and word[0] in "0123456789-+" else _UNTIMED
         if mode == _TIMED:
             if comment is None:
-                malformed(line, number, "missing time comment (expected '. # <milliseconds>')")
+                malformed(line, number, "missing time comment (expected '. # <milliseconds>')", column)
                 return None
             if not _TIME_WORD.fullmatch(word):
-                malformed(line, number, f"time comment {word!r} is not a time (milliseconds ≥ 0)")
+                malformed(line, number, f"time comment {word!r} is not a time (milliseconds ≥ 0)", column)
                 return None
             return int(word), triple
         if _TIME_WORD.fullmatch(word):
-            malformed(line, number, "time comment in a stream whose first triple has none")
+            malformed(line, number, "time comment in a stream whose first triple has none", column)
             return None
         return (fixed if clock is None else clock()), triple
 

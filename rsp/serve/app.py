@@ -1,6 +1,8 @@
 """The HTTP routes of ``rsp serve`` (Starlette): each parses a request into a call of
 :class:`rsp.serve.service.Service` and writes its answer; errors are JSON with rsp's positioned
-messages. Bearer token on every request that changes state; request bodies limited in size."""
+messages, whatever the request (a body no route can read is a 4xx, never a 5xx). Requests that change
+state are refused from another origin's web page (``Origin``) and need the bearer token if one is set;
+request bodies are limited in size."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import json
 import logging
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from rsp.errors import RspError
+from rsp.errors import Position, RspError
 from rsp.serve.journal import JournalError
 from rsp.serve.service import BadElements, NotFound, Service, result_line
 
@@ -22,6 +25,12 @@ MAX_BODY = 16 * 1024 * 1024
 """Bytes a request body may hold (``rsp serve --max-body``)."""
 
 FORMATS = ("jsonl", "sparql-json")
+
+JSON_TYPES = ("application/json", "application/ld+json")
+TEXT_TYPES = ("", "text/plain", "application/x-www-form-urlencoded")
+"""Content types taken as plain text: none, ``text/plain`` and curl's default for ``--data-binary``."""
+ELEMENT_TYPES = ("application/n-triples", *TEXT_TYPES, *JSON_TYPES)
+"""What ``POST /streams/elements`` takes: N-Triples (also as plain text) or JSON-LD."""
 
 logger = logging.getLogger("rsp.serve")
 """The service's own messages (a registered query's warnings); ``rsp serve --quiet`` keeps only errors."""
@@ -51,10 +60,13 @@ def create_app(
     service = service if service is not None else Service()
 
     async def body(request: Request) -> str:
-        if request.method not in ("GET", "HEAD") and token is not None:
-            if request.headers.get("authorization", "") != f"Bearer {token}":
+        if request.method not in ("GET", "HEAD"):
+            refuse_other_origins(request)
+            if token is not None and request.headers.get("authorization", "") != f"Bearer {token}":
                 raise HttpError(401, "this request changes the service: send 'Authorization: Bearer TOKEN'")
         size = request.headers.get("content-length")
+        if size is not None and not (size.isascii() and size.isdigit()):
+            raise HttpError(400, f"Content-Length {size!r} is not a number of bytes")
         if size is not None and int(size) > max_body:
             raise HttpError(413, f"the request body has {size} bytes; at most {max_body} are taken")
         data = b""
@@ -114,11 +126,17 @@ def create_app(
 
     async def streams(request: Request, text: str) -> Response:
         if request.method == "POST":
-            iri = json.loads(text)["iri"] if text.strip().startswith("{") else text.strip()
+            wanted = 'give the stream IRI as the body, or {"iri": IRI}'
+            if _content_type(request) in JSON_TYPES or text.lstrip().startswith("{"):
+                document = _json(text)
+                if not isinstance(document, dict) or not isinstance(document.get("iri"), str):
+                    raise HttpError(400, f"{wanted}: the JSON body has no string \"iri\"")
+                iri = document["iri"].strip()
+            else:
+                iri = text.strip()
             if not iri:
-                raise HttpError(400, 'give the stream IRI as the body, or {"iri": IRI}')
-            service.add_stream(iri)
-            return JSONResponse({"registered": iri}, 201)
+                raise HttpError(400, wanted)
+            return JSONResponse({"registered": service.add_stream(iri)}, 201)
         return JSONResponse(sorted(service.streams))
 
     async def one_stream(request: Request, _text: str) -> Response:
@@ -126,27 +144,34 @@ def create_app(
         return Response(status_code=204)
 
     async def elements(request: Request, text: str) -> Response:
-        iri = request.query_params.get("stream", "")
+        iri = request.query_params.get("stream", "").strip()
+        if not iri:
+            raise HttpError(400, "the parameter stream is missing: POST /streams/elements?stream=IRI "
+                                 "(GET /streams lists the streams)")  # fmt: skip
         key = request.headers.get("idempotency-key")
-        kind = request.headers.get("content-type", "application/n-triples").split(";")[0].strip()
-        if kind in ("application/ld+json", "application/json"):
-            try:
-                document = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise RspError(f"not JSON: {err.msg}", _position(err)) from None
-            return JSONResponse(service.push_jsonld(iri, document, key))
+        kind = _content_type(request)
+        if kind not in ELEMENT_TYPES:
+            accepted = "application/n-triples or text/plain (N-Triples lines ending in '# <ms>') or " \
+                       "application/ld+json (JSON-LD)"  # fmt: skip
+            raise HttpError(415, f"Content-Type {kind}: stream elements are {accepted}")
+        if kind in JSON_TYPES:
+            return JSONResponse(service.push_jsonld(iri, _json(text), key))
         return JSONResponse(service.push_ntriples(iri, text, key))
 
     async def advance(request: Request, _text: str) -> Response:
         time = request.query_params.get("time")
-        if time is not None and not (time.isascii() and time.isdigit()):
-            raise HttpError(400, f"time={time}: a time in ms, an integer ≥ 0")
-        name = request.path_params.get("name")
-        closed = service.advance(None if time is None else int(time), name)
+        try:
+            if time is not None and not (time.isascii() and time.isdigit()):
+                raise ValueError
+            ms = None if time is None else int(time)
+        except ValueError:  # not digits, or more than Python reads as an int (4300)
+            shown = time if len(time) <= 40 else time[:40] + "…"
+            raise HttpError(400, f"time={shown}: a time in ms, an integer ≥ 0") from None
+        closed = service.advance(ms, request.path_params.get("name"))
         return JSONResponse({"closed_until": closed})
 
     async def graphs(request: Request, text: str) -> Response:
-        kind = request.headers.get("content-type", "text/turtle").split(";")[0].strip()
+        kind = _content_type(request) or "text/turtle"
         suffix = {"text/turtle": ".ttl", "application/rdf+xml": ".rdf", "application/n-triples": ".nt",
                   "application/ld+json": ".jsonld"}.get(kind)  # fmt: skip
         if suffix is None:
@@ -195,7 +220,8 @@ def create_app(
         try:
             while True:
                 result = await queue.get()
-                if result is None:
+                if result is None:  # the query was deleted, or the service stops: a normal close
+                    await websocket.close()
                     break
                 await websocket.send_text(result_line(result, handle.variables))
         except (WebSocketDisconnect, asyncio.CancelledError):
@@ -230,9 +256,33 @@ def create_app(
         Route("/streams/advance", route(advance), methods=["POST"]),
         Route("/graphs", route(graphs), methods=["POST"]),
     ]
-    app = Starlette(routes=routes)
+    async def http_error(_request: Request, err: Exception) -> Response:
+        assert isinstance(err, HTTPException)  # noqa: S101 (Starlette's own: no such route or method)
+        return JSONResponse({"error": {"message": err.detail, "text": err.detail}}, err.status_code,
+                            headers=err.headers)  # fmt: skip
+
+    async def internal_error(_request: Request, err: Exception) -> Response:
+        message = f"internal error ({type(err).__name__}): please report it with the request"
+        return JSONResponse({"error": {"message": message, "text": message}}, 500)
+
+    handlers = {HTTPException: http_error, Exception: internal_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.service = service
     return app
+
+
+def refuse_other_origins(request: Request) -> None:
+    """A request that changes state sent by a web page of another origin (its ``Origin`` header is not
+    this service's own, or ``Sec-Fetch-Site`` says it is not same-origin) is refused (403): any page the
+    user opens could otherwise POST to the service in the background, even with no CORS (a "simple"
+    ``text/plain`` POST). Clients that are not browsers send neither header and are not concerned."""
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    site = request.headers.get("sec-fetch-site", "")
+    if (origin is not None and origin != own) or site in ("cross-site", "same-site"):
+        sender = origin if origin is not None else f"a {site} page"
+        raise HttpError(403, f"refused: {sender} is not this service's origin ({own}); a web page may only "
+                             "change the service from the service's own page")  # fmt: skip
 
 
 def _event_id(name: str, instant: int) -> str:
@@ -247,12 +297,25 @@ def _after(request) -> int | None:
     if not given:
         return None
     instant = given.rsplit("/", 1)[-1]
-    if not (instant.isascii() and instant.isdigit()):
-        raise HttpError(400, f"after={given}: an event id (QUERY/INSTANT) or an instant in ms")
-    return int(instant)
+    try:
+        if not (instant.isascii() and instant.isdigit()):
+            raise ValueError
+        return int(instant)
+    except ValueError:  # not digits, or more than Python reads as an int (4300)
+        shown = given if len(given) <= 40 else given[:40] + "…"
+        raise HttpError(400, f"after={shown}: an event id (QUERY/INSTANT) or an instant in ms") from None
 
 
-def _position(err: json.JSONDecodeError):
-    from rsp.errors import Position
+def _content_type(request: Request) -> str:
+    """The request's media type, lower case, without parameters ("" when none is given)."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
-    return Position("<request>", err.lineno, err.colno)
+
+def _json(text: str):
+    """The JSON document of a request body; an :class:`RspError` at its line and column if it is not."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RspError(f"not JSON: {err.msg}", Position("<request>", err.lineno, err.colno)) from None
+    except RecursionError:
+        raise RspError("not JSON this service reads: nested too deeply", Position("<request>")) from None

@@ -11,6 +11,7 @@ def _op(summary: str, body: str | None = None, changes: bool = False, **response
         operation["requestBody"] = {"content": {body: {"schema": {"type": "string"}}}}
     if changes:
         operation["security"] = [{"bearer": []}]
+        operation["responses"]["403"] = {"description": "refused: sent by a web page of another origin"}
     return operation
 
 
@@ -74,7 +75,8 @@ def description() -> dict:
                 "post": {
                     **_op("stream elements: N-Triples lines ending in '# <ms>', or JSON-LD "
                           "[{time, graph}]; all added, or none if one is bad", "application/n-triples", True,
-                          r200="{stream, elements, late}", r404=error, r422="{error, errors: [...]}",
+                          r200="{stream, elements, late, late_lines}", r400=error, r404=error, r415=error,
+                          r422="{error, errors: [...]}",
                           r503="rsp serve --data: the log cannot be written; nothing was added"),
                     "parameters": stream + key,
                 },

@@ -88,6 +88,11 @@ class Service:
         """The log is compacted when it grows over this, and over twice its size after the last time."""
         self._compact_at = compact_bytes
         self._retain_from: dict[str, int] = {}
+        self._late: set[tuple[int, int]] = set()
+        """The (batch, index) of each element late for some query in the request pushed now: an element
+        late for two queries is one late element, as ``rsp run`` counts it."""
+        self._batch = 0
+        self.engine.on_late_element = lambda _handle, index: self._late.add((self._batch, index))
         self.answered: dict[str, dict] = {}
         """The answer to each request key logged (the newest :data:`KEYS`)."""
         self.graphs = 0
@@ -143,7 +148,7 @@ class Service:
                     continue
                 counts["queries"] += op == "register"
                 counts["graphs"] += op == "graph"
-                counts["elements"] += sum(len(t) for _, t in record["batches"]) if op == "push" else 0
+                counts["elements"] += sum(len(batch[1]) for batch in record["batches"]) if op == "push" else 0
             if first:
                 self.journal.append([{"op": "start", "entailment": entailment}])
             counts["cut"] = self.journal.cut
@@ -177,7 +182,9 @@ class Service:
         self.register(record["text"], record.get("name"), log=False)
 
     def _replay_push(self, record: dict) -> None:
-        batches = [(time, [tuple(triple) for triple in triples]) for time, triples in record["batches"]]
+        # (time, triples, lines): the lines where the request had the triples (a log written before they
+        # were logged has none, and its late elements are counted but not named)
+        batches = [(time, [tuple(t) for t in triples], *rest) for time, triples, *rest in record["batches"]]
         answer = self._push(record["stream"], batches)
         self._remember(record.get("key"), answer)
 
@@ -210,10 +217,15 @@ class Service:
         return handles
 
     def describe(self, handle) -> dict:
+        """What ``GET /queries/{name}`` says of a query; ``group_by``: the projected variables it groups
+        by (the web page draws a series per group)."""
+        modifiers = getattr(handle.query.form, "modifiers", None)
+        grouped = [p.var.name for p in modifiers.group_by] if modifiers is not None else []
         return {
             "name": handle.name,
             "form": type(handle.query.form).__name__.lower(),
             "variables": list(handle.variables),
+            "group_by": [name for name in grouped if name in handle.variables],
             "streams": sorted({w.stream[1:-1] for w in handle.query.windows}),
             "closed_until": handle.closed_until,
             "results": f"/queries/{handle.name}/results",
@@ -274,11 +286,26 @@ class Service:
     def unlisten(self, name: str, queue: asyncio.Queue) -> None:
         self.listeners.get(name, set()).discard(queue)
 
+    def close_listeners(self) -> None:
+        """End every live subscription (the service stops)."""
+        for listeners in self.listeners.values():
+            for listener in listeners:
+                listener.put_nowait(None)
+
     # -- streams and static data ------------------------------------------------------------------------
-    def add_stream(self, iri: str, *, log: bool = True) -> None:
+    def add_stream(self, iri: str, *, log: bool = True) -> str:
+        """Register stream ``iri`` (with or without angle brackets); returns it without them. An IRI
+        that is not absolute or not one term is refused (and not logged)."""
+        from rsp.io.ntriples import term_problem
+
+        iri = _bare(iri)
+        problem = term_problem(f"<{iri}>", "subject")
+        if problem is not None:
+            raise RspError(f"the stream IRI {iri[:80]!r} is refused: {problem}")
         if log:
             self._log({"op": "stream", "iri": iri})
-        self.streams.add(_bare(iri))
+        self.streams.add(iri)
+        return iri
 
     def delete_stream(self, iri: str, *, log: bool = True) -> None:
         iri = _bare(iri)
@@ -300,7 +327,9 @@ class Service:
         iri = self._stream(iri)
         errors: list[StreamError] = []
         lines = text_lines(text)
-        batches = list(read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None))
+        batches = list(
+            read_triple_batches(lines, "<request>", on_error=errors.append, late_policy=None, numbered=True)
+        )
         if errors:
             raise BadElements(errors)
         return self._push_logged(iri, batches, key)
@@ -316,7 +345,9 @@ class Service:
         return answer
 
     def push_jsonld(self, iri: str, document, key: str | None = None) -> dict:
-        """JSON-LD elements: a list of ``{"time": ms, "graph": <JSON-LD>}`` (or one such object)."""
+        """JSON-LD elements: a list of ``{"time": ms, "graph": <JSON-LD>}`` (or one such object); an
+        element with no graph, other keys, or a graph that gives no triple (keys that are neither IRIs
+        nor in a ``@context``) is refused, with its index in the list as its line."""
         from rdflib import Graph
 
         from rsp.background.ontology import nt_term
@@ -328,15 +359,26 @@ class Service:
         batches, errors = [], []
         for index, item in enumerate(items, 1):
             where = Position("<request>", index)
-            if not isinstance(item, dict) or not isinstance(item.get("time"), int) or item["time"] < 0:
-                errors.append(StreamError('an element is {"time": ms ≥ 0, "graph": JSON-LD}', where))
+            shape = _element_problem(item)
+            if shape is not None:
+                message = f'{shape}: an element is {{"time": ms ≥ 0, "graph": JSON-LD}}'
+                errors.append(StreamError(message, where))
+                continue
+            remote = remote_contexts(item["graph"])
+            if remote:
+                errors.append(StreamError(_remote_message(remote), where))
                 continue
             try:
-                graph = Graph().parse(data=json.dumps(item.get("graph", {})), format="json-ld")
+                graph = Graph().parse(data=json.dumps(item["graph"]), format="json-ld")
             except Exception as err:  # rdflib's JSON-LD parser raises many kinds of error
                 errors.append(StreamError(f"not JSON-LD: {err}", where))
                 continue
-            batches.append((item["time"], [tuple(nt_term(t) for t in triple) for triple in graph]))
+            if not len(graph):
+                message = "the graph gives no triple (are its keys IRIs, or in a @context?)"
+                errors.append(StreamError(message, where))
+                continue
+            triples = sorted(tuple(nt_term(t) for t in triple) for triple in graph)
+            batches.append((item["time"], triples, [index] * len(triples)))
         if errors:
             raise BadElements(errors)
         return self._push_logged(iri, batches, key)
@@ -348,14 +390,18 @@ class Service:
         return iri
 
     def _push(self, iri: str, batches) -> dict:
-        late = self.engine.late
+        """Push ``(time, triples, lines)`` batches (``lines``: where each triple is in the request: its
+        line, or its element's index in a JSON-LD list); the late ones are counted once each and named
+        by their lines (``late_lines``), as ``rsp run`` reports late lines."""
         count = 0
         read = any(f"<{iri}>" in h.translation.streams for h in self.engine.queries)
-        for time_, triples in batches:
+        self._late.clear()
+        for self._batch, (time_, triples, *_lines) in enumerate(batches):
             count += len(triples)
             if read:
                 self.engine.push(triples, time_, f"<{iri}>", plain=True)
-        return {"stream": iri, "elements": count, "late": self.engine.late - late}
+        lines = sorted({batches[b][2][i] for b, i in self._late if len(batches[b]) > 2})
+        return {"stream": iri, "elements": count, "late": len(self._late), "late_lines": lines}
 
     def advance(self, time: int | None = None, name: str | None = None, *, log: bool = True) -> dict:
         """Close instants no element will come for any more: up to ``time`` (ms), or, without it, the
@@ -373,7 +419,15 @@ class Service:
         return {handle.name: handle.closed_until for handle in handles}
 
     def load(self, text: str, suffix: str, *, log: bool = True) -> int:
-        """An ontology or static graph for the queries registered from now on."""
+        """An ontology or static graph for the queries registered from now on (JSON-LD with its contexts
+        in the text: a remote one is refused)."""
+        if suffix == ".jsonld":
+            try:
+                remote = remote_contexts(json.loads(text))
+            except (ValueError, RecursionError):
+                remote = []  # not JSON: the parser says where
+            if remote:
+                raise RspError(_remote_message(remote), Position("<request>"))
         if log:  # logged first, as a registration
             self._log({"op": "graph", "text": text, "suffix": suffix})
         self.graphs += 1  # the graph's name in the service: the same after a restart
@@ -389,6 +443,46 @@ class BadElements(RspError):
     def __init__(self, errors: list[StreamError]) -> None:
         super().__init__(f"{len(errors)} bad element(s); nothing of the request was added")
         self.errors = errors
+
+
+def remote_contexts(document) -> list[str]:
+    """The documents a JSON-LD parser would fetch to read ``document``: the ``@context`` values (or
+    members of a list of them) that are IRIs, and ``@import``s. The service refuses them: fetching
+    would make it request any URL a client names, and wait for it with every other request."""
+    found: list[str] = []
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("@context", "@import"):
+                    for context in value if isinstance(value, list) else [value]:
+                        (found.append if isinstance(context, str) else stack.append)(context)
+                else:
+                    stack.append(value)
+    return sorted(set(found))
+
+
+def _remote_message(remote: list[str]) -> str:
+    return (f"a remote JSON-LD context is not fetched by the service ({remote[0][:80]}): put the context "
+            "itself in the body")  # fmt: skip
+
+
+def _element_problem(item) -> str | None:
+    """What is wrong with the shape of one JSON-LD element (None: nothing)."""
+    if not isinstance(item, dict):
+        return f"element {json.dumps(item)[:40]} is not an object"
+    time = item.get("time")
+    if type(time) is not int or time < 0:  # not bool, which is an int in Python
+        return f'"time": {json.dumps(time)[:40]} is not a time in ms ≥ 0'
+    if "graph" not in item:
+        return 'no "graph"'
+    if not isinstance(item["graph"], (dict, list)):
+        return '"graph" is not a JSON-LD object or list'
+    other = sorted(set(item) - {"time", "graph"})
+    return f"unknown key(s) {', '.join(map(json.dumps, other))}" if other else None
 
 
 def _bare(iri: str) -> str:

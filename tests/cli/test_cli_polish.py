@@ -206,7 +206,7 @@ def test_file_errors_name_the_file_and_the_option(capsys, tmp_path: Path) -> Non
         assert err.startswith(str(tmp_path)), err
     assert main(["run", str(query), "--stream", str(stream)]) == 0
     err = capsys.readouterr().err
-    assert f"{stream}:2: missing object" in err and "--reject FILE keeps them" in err
+    assert f"{stream}:2:23: missing object" in err and "--reject FILE keeps them" in err
 
 
 def test_errors_from_the_console_script_have_no_traceback(tmp_path: Path) -> None:

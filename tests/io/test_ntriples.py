@@ -141,10 +141,10 @@ def test_malformed_lines_are_reported_counted_rejected_and_skipped(tmp_path: Pat
     )
     assert [t for t, _ in batches] == [0, 10]
     assert [str(e) for e in errors] == [
-        "in.nt:2: time comment 'soon' is not a time (milliseconds ≥ 0)",
-        "in.nt:3: missing time comment (expected '. # <milliseconds>')",
-        "in.nt:4: unterminated string literal",
-        "in.nt:6: time comment '-5' is not a time (milliseconds ≥ 0)",
+        "in.nt:2:38: time comment 'soon' is not a time (milliseconds ≥ 0)",
+        "in.nt:3:35: missing time comment (expected '. # <milliseconds>')",
+        "in.nt:4:23: unterminated string literal",
+        "in.nt:6:38: time comment '-5' is not a time (milliseconds ≥ 0)",
     ]
     assert all(e.position.file == "in.nt" for e in errors)
     assert [e.position.line for e in errors] == [2, 3, 4, 6]
@@ -155,7 +155,7 @@ def test_malformed_lines_are_reported_counted_rejected_and_skipped(tmp_path: Pat
 def test_reject_handle_gets_the_original_line_and_errors_raise_without_a_handler() -> None:
     handle = io.StringIO()
     bad = "<http://a> <http://p> <http://b c> . # 0"
-    with pytest.raises(StreamError, match="s.nt:1: space in IRI"):
+    with pytest.raises(StreamError, match="s.nt:1:23: space in IRI"):
         list(read_triple_batches([bad], "s.nt", reject=handle))
     assert handle.getvalue() == bad + "\n"
 
@@ -196,14 +196,14 @@ def test_a_file_whose_first_triple_has_a_time_uses_line_times_whatever_the_polic
     lines = ["<http://a> <http://p> <http://b> . # 10", "<http://a> <http://p> <http://c> ."]
     batches, errors, _ = read(lines, time_policy=FileTime(4000))
     assert batches == [(10, [("<http://a>", "<http://p>", "<http://b>")])]
-    assert errors == ["s.nt:2: missing time comment (expected '. # <milliseconds>')"]
+    assert errors == ["s.nt:2:35: missing time comment (expected '. # <milliseconds>')"]
 
 
 def test_untimed_file_rejects_a_later_time_comment() -> None:
     lines = ["<http://a> <http://p> <http://b> .", "<http://a> <http://p> <http://c> . # 20"]
     batches, errors, _ = read(lines, time_policy=FileTime(0))
     assert batches == [(0, [("<http://a>", "<http://p>", "<http://b>")])]
-    assert errors == ["s.nt:2: time comment in a stream whose first triple has none"]
+    assert errors == ["s.nt:2:38: time comment in a stream whose first triple has none"]
 
 
 def test_arrival_time_policy_reads_the_clock_per_line() -> None:
@@ -233,17 +233,19 @@ def reference(lines: list[str]):
         try:
             parsed = parse_line(line)
         except ValueError as err:
-            errors.append(f"s.nt:{number}: {err}")
+            errors.append(f"s.nt:{number}:{err.column}: {err}")
             continue
         if parsed is None:
             continue
         triple, comment = parsed
         word = comment.split()[0] if comment and comment.strip() else ""
+        text = line.rstrip("\r\n")
         if comment is None:
-            errors.append(f"s.nt:{number}: missing time comment (expected '. # <milliseconds>')")
+            errors.append(f"s.nt:{number}:{len(text) + 1}: missing time comment (expected '. # <milliseconds>')")
             continue
         if not word.isascii() or not word.isdigit():
-            errors.append(f"s.nt:{number}: time comment {word!r} is not a time (milliseconds ≥ 0)")
+            column = text.index(word, len(text) - len(comment)) + 1 if word else len(text) + 1
+            errors.append(f"s.nt:{number}:{column}: time comment {word!r} is not a time (milliseconds ≥ 0)")
             continue
         time = int(word)
         if batches and time == batches[-1][0]:

@@ -9,6 +9,7 @@ import contextlib
 import functools
 import io
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -78,7 +79,7 @@ def test_a_bad_element_refuses_the_whole_request_with_positions() -> None:
     reply = client.post("/streams/elements", params={"stream": STREAM}, content=body)
     assert reply.status_code == 422
     error = reply.json()["errors"][0]
-    assert error["position"] == {"source": "<request>", "line": 2, "column": 0}
+    assert error["position"] == {"source": "<request>", "line": 2, "column": len("<http://ex.org/a> <http://ex.org/p> ") + 1}
     assert "expected an IRI, blank node or literal as object" in error["message"]
     assert client.get("/queries/HotRooms").json()["closed_until"] is None  # nothing was added
     reply = client.post("/queries", content="REGISTER QUERY Q AS SELECT ?x WHERE {")
@@ -207,7 +208,7 @@ def test_streams_are_deleted_and_unknown_ones_refused() -> None:
     assert client.delete("/streams", params={"iri": "http://ex.org/s"}).status_code == 404
     # a registered stream no query reads takes elements and drops them
     reply = client.post("/streams/elements", params={"stream": "http://ex.org/t"}, content=line)
-    assert reply.json() == {"stream": "http://ex.org/t", "elements": 1, "late": 0}
+    assert reply.json() == {"stream": "http://ex.org/t", "elements": 1, "late": 0, "late_lines": []}
 
 
 def test_advance_closes_instants_and_later_older_elements_are_late() -> None:
@@ -256,18 +257,20 @@ def test_generated_requests_and_advances_equal_rsp_run(tmp_path_factory, lines, 
         assert client.post("/queries", content=ONE_STREAM).status_code == 201
         bounds = sorted({0, len(lines), *(c % (len(lines) + 1) for c in cuts)})
         times = [int(line.rpartition("#")[2]) for line in lines]
-        late = 0
+        late, late_lines = 0, []
         for index, (start, stop) in enumerate(zip(bounds, bounds[1:], strict=False)):
             reply = client.post("/streams/elements", params={"stream": "http://ex.org/a"},
                                 content="".join(lines[start:stop]))  # fmt: skip
             assert reply.status_code == 200, reply.text
             late += reply.json()["late"]
+            late_lines += [start + line for line in reply.json()["late_lines"]]  # lines of the whole stream
             if index < len(advances) and stop < len(lines):  # no later element is older than the advance
                 client.post("/streams/advance", params={"time": max(0, min(times[stop:]) - advances[index])})
         client.post("/streams/advance")
         got = [json.loads(line) for line in client.get("/queries/Live/results").text.splitlines()]
         assert got == expected
         assert late == warnings.getvalue().count("late element")
+        assert late_lines == [int(n) for n in re.findall(r":(\d+): late element", warnings.getvalue())]
 
 
 

@@ -341,7 +341,13 @@ class Service:
         self._remember(key, answer)
         _fault("pushed")
         if self.journal is not None and self.journal.size() > self._compact_at:
-            self.compact()
+            try:
+                self.compact()
+            except RspError as err:  # the request is logged and applied: a failed rewrite changes nothing
+                import logging
+
+                logging.getLogger("rsp.serve").warning(f"{err}; the log stays as it was")
+                self._compact_at = 2 * self.journal.size()
         return answer
 
     def push_jsonld(self, iri: str, document, key: str | None = None) -> dict:

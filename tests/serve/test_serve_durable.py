@@ -406,3 +406,63 @@ def test_a_compacted_log_restores_what_the_whole_log_does(tmp_path_factory, seed
         assert small.results(name, after=instant) == whole.results(name, after=instant)
     small.close()
     whole.close()
+
+
+def test_a_full_disk_answers_503_and_keeps_every_acknowledged_element(tmp_path: Path) -> None:
+    """A real server with its log on a 160 KiB tmpfs: requests once the disk is full get 503 and
+    leave nothing behind; killed and started again there, it has exactly the acknowledged elements."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        if os.environ.get("RSP_REQUIRE_TMPFS"):
+            raise AssertionError(f"cannot mount a tmpfs: {mounted.stderr.decode()}")
+        pytest.skip(f"mounting a tmpfs needs root: {mounted.stderr.decode().strip()}")
+    server = Server(disk / "data")
+    try:
+        server.start()
+        assert _post(server, "/queries", QUERY).status_code == 201
+        taken, refused = [], 0
+        for round_ in range(40):  # the example's stream again and again, each 40 s later, until the disk is full
+            lines = [
+                f"{line.rsplit('# ', 1)[0].replace('#obs', f'#r{round_}obs')}# {int(line.rsplit('# ', 1)[1]) + 40_000 * round_}\n"
+                for line in LINES
+            ]
+            reply = _post(server, "/streams/elements", "".join(lines), stream=STREAM)
+            if reply.status_code == 503:
+                assert "No space left" in reply.json()["error"]["message"]
+                refused += 1
+                if refused == 3:
+                    break
+                continue
+            assert reply.status_code == 200, reply.text
+            assert refused == 0  # nothing is taken after the disk filled up
+            taken.extend(lines)
+        assert refused == 3 and taken
+        before = httpx.get(server.base + "/queries/HotRooms/results", params={"after": 0}).text
+        server.kill()
+        server.start()
+        assert f", {len(taken)} element(s)," in server.restored[-1]
+        assert httpx.get(server.base + "/queries/HotRooms/results", params={"after": 0}).text == before
+    finally:
+        if server.process is not None and server.process.poll() is None:
+            server.stop()
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+def test_a_compaction_that_cannot_be_written_fails_no_request(tmp_path: Path, monkeypatch) -> None:
+    service = _service(tmp_path / "data", compact_bytes=2048)
+    service.register(QUERY)
+    real = os.replace
+
+    def full(source, target) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    for start in range(0, len(LINES), 40):  # every push over the threshold tries to compact, and fails
+        assert service.push_ntriples(STREAM, "".join(LINES[start : start + 40]))["elements"] > 0
+    monkeypatch.setattr(os, "replace", real)
+    service.advance()
+    assert _lines(service) == EXPECTED
+    service.close()
+    assert _lines(_service(tmp_path / "data")) == EXPECTED

@@ -229,6 +229,17 @@ def create_app(
         finally:
             service.unlisten(name, queue)
 
+    async def health(_request: Request) -> Response:
+        """Liveness: the process answers."""
+        return JSONResponse({"status": "ok"})
+
+    async def ready(_request: Request) -> Response:
+        """Readiness: the service answers only once its log is replayed, so it is ready when it answers;
+        with what the log gave back."""
+        durable = service.journal is not None
+        return JSONResponse({"ready": True, "durable": durable, "queries": len(service.engine.queries),
+                             "restored": service.restored if durable else None})  # fmt: skip
+
     async def openapi(_request: Request) -> Response:
         from rsp.serve.openapi import description
 
@@ -243,6 +254,8 @@ def create_app(
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/ready", ready, methods=["GET"]),
         Route("/queries", route(list_queries), methods=["GET"]),
         Route("/queries", route(add_query), methods=["POST"]),
         Route("/queries/{name}", route(one_query), methods=["GET", "DELETE"]),

@@ -36,6 +36,9 @@ def description() -> dict:
         "info": {"title": "rsp serve", "version": __version__},
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         "paths": {
+            "/health": {"get": _op("liveness: the process answers", r200="{status: ok}")},
+            "/ready": {"get": _op("readiness: the log is replayed (rsp serve --data): what it gave back",
+                                  r200="{ready, durable, queries, restored}")},  # fmt: skip
             "/queries": {
                 "get": _op("the registered queries", r200="a JSON list"),
                 "post": _op("register the queries of a text (REGISTER statements or a bare query; ?name=)",

@@ -316,6 +316,9 @@ def test_killed_at_random_points_it_loses_nothing_acknowledged(tmp_path: Path, s
         server.stop()
         server.start()
         assert f", {len(LINES)} element(s)," in server.restored[-1]  # every element once in the log
+        assert httpx.get(server.base + "/health").json() == {"status": "ok"}
+        ready = httpx.get(server.base + "/ready").json()
+        assert ready["ready"] and ready["durable"] and ready["restored"]["elements"] == len(LINES)
         last = _drain(server, last, seen)  # after the last instant: nothing more
     finally:
         if server.process.poll() is None:

@@ -1,6 +1,7 @@
 """Live input for ``rsp run``, ``rsp lars`` and ``rsp mtl``: streams read from standard input (``-``), a
 pipe, a FIFO or a growing file (``--follow``) as their lines arrive, each instant's results written and
-flushed as soon as it closes, ``--idle-close`` and a clean stop on SIGINT / SIGTERM.
+flushed as soon as it closes, ``--idle-close`` and a clean stop on SIGINT / SIGTERM; an MQTT topic
+(``mqtt://HOST:PORT/TOPIC``, rsp/mqtt.py) is read as such a source.
 
 Instants close on event time exactly as for a file (the output equals ``rsp run``'s on the same lines):
 the lines of one time wait until a line of a later time arrives (or the stream ends), and with several
@@ -37,7 +38,7 @@ POLL = 0.1
 def is_live(path: str) -> bool:
     """Whether ``--stream`` names a live source: ``-`` (standard input), a FIFO, a character device or a
     socket; regular files are replayed (unless ``--follow``)."""
-    if path == "-":
+    if path == "-" or path.startswith("mqtt://"):
         return True
     try:
         mode = os.stat(path).st_mode
@@ -185,6 +186,17 @@ class LiveSource:
             os.close(self.fd)
 
 
+def open_source(path: str, follow: bool, stop: StopSignals, kind: str = "lines"):
+    """The live source ``path`` names: a :class:`LiveSource`, or for ``mqtt://HOST:PORT/TOPIC`` an
+    :class:`rsp.mqtt.MqttSource` (``kind``: ``ntriples`` for ``rsp run``'s checked, time-stamped lines,
+    ``lines`` for the others)."""
+    if path.startswith("mqtt://"):
+        from rsp.mqtt import MqttSource
+
+        return MqttSource(path, kind)
+    return LiveSource(path, follow, stop)
+
+
 def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
     """Wait until a source may have lines, a signal comes, or ``timeout`` seconds pass."""
     watched = [s.fd for s in sources if not s.ended and not s.regular]
@@ -206,7 +218,7 @@ def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
 def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
     """The lines of a live source one by one as they arrive, until its end or a stop signal (``rsp mtl``
     reads its facts this way)."""
-    source = LiveSource(path, follow, stop)
+    source = open_source(path, follow, stop)
     try:
         while not stop.requested.is_set():
             lines = source.read()
@@ -351,7 +363,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     with StopSignals() as stop:
         try:
             for order, (iri, path) in enumerate(pairs):
-                source = LiveSource(path, args.follow, stop)
+                source = open_source(path, args.follow, stop, "ntriples")
                 scope = iri if per_stream[iri] == 1 else f"{iri} {path}"
                 streams.append(_Stream(order, iri, source, scope, counters=ReadCounters()))
             idle_closed = False
@@ -455,7 +467,7 @@ def live_atom_batches(
 
     with StopSignals() as stop:
         try:
-            source = LiveSource(args.stream, args.follow, stop)
+            source = open_source(args.stream, args.follow, stop)
         except Stopped:
             source = None
         try:

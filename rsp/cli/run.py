@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
         action="append",
         required=True,
         metavar="[IRI=]FILE",
-        help="a stream file ('-': standard input; pipes and FIFOs are read live); IRI= names the stream "
-        "when the query reads several",
+        help="a stream file ('-': standard input; pipes, FIFOs and mqtt://HOST:PORT/TOPIC are read live); "
+        "IRI= names the stream when the query reads several",
     )
     run.add_argument(
         "--ontology",
@@ -89,19 +89,40 @@ def add_parser(sub) -> None:
         help="with each instant's answers, why they came out: the rules (query line or W3C rule id) and "
         "the stream triples (with their times in ms) they rest on (formats jsonl, sparql-json, text)",
     )
+    run.add_argument(
+        "--publish",
+        metavar="mqtt://HOST:PORT/TOPIC",
+        help="also publish the results to an MQTT topic, one message per line as --format jsonl writes "
+        "them, at QoS 1 (needs the extra 'mqtt')",
+    )
     add_live_options(run)
     run.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
+        raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
+    if args.publish and not args.publish.startswith("mqtt://"):
+        raise RspError(f"--publish {args.publish}: give an MQTT topic, mqtt://HOST:PORT/TOPIC")
+    engine, handles, writers, pairs = open_queries(args, args.query, out)
+    if not args.publish:
+        return run(args, out, engine, handles, writers, pairs)
+    from rsp.mqtt import publish_results
+
+    publisher, published = publish_results(args.publish, handles)
+    try:
+        return run(args, out, engine, handles, writers + published, pairs)
+    finally:
+        publisher.close()
+
+
+def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) -> int:
+    """``rsp run`` once its queries are registered (:func:`rsp.cli.common.open_queries`)."""
     import heapq
 
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
 
-    if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
-        raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
-    engine, handles, writers, pairs = open_queries(args, args.query, out)
     query = handles[0]
     if args.follow or any(live(path) for _iri, path in pairs):  # stdin, pipes, FIFOs: rsp/live.py
         from rsp.live import run_query_live

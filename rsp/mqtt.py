@@ -78,7 +78,9 @@ def parse_url(url: str, option: str = "--stream") -> Topic:
     if not problem and not topic:
         problem = "no topic"
     if problem:
-        raise RspError(f"{option} {url}: {problem}: write mqtt://HOST:PORT/TOPIC, e.g. mqtt://localhost:1883/sensors")
+        raise RspError(
+            f"{option} {url}: {problem}: write mqtt://HOST:PORT/TOPIC, e.g. mqtt://localhost:1883/sensors"
+        )
     return Topic(parts.hostname, port, topic, url)
 
 

@@ -1,0 +1,314 @@
+"""MQTT in and out (rsp/mqtt.py) against a real broker (tests/support/broker.py: mosquitto on a loopback
+port): ``rsp run --stream mqtt://…`` writes what ``rsp run`` writes for the same lines in a file (byte
+for byte with time comments; without them, with the arrival times the run reports), a broker restart
+loses nothing published after the reconnection, a malformed message is reported with its number and
+skipped, and ``--publish`` delivers every result line in order. The reference is ``rsp run`` on a file,
+itself checked against the oracles."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import broker as mqtt_broker
+import pytest
+from paths import ROOT
+
+from rsp.cli import main
+
+pytestmark = pytest.mark.mqtt
+
+BUILDING = ROOT / "examples" / "building"
+QUERY = BUILDING / "hot-rooms.rq"
+STREAM = BUILDING / "temperatures.nt"
+BUILDING_ARGS = ["--ontology", str(ROOT / "ontologies" / "building.ttl"), "--entailment", "rdfs"]
+WAIT = 30.0  # seconds a test waits for the run to catch up before failing
+
+ARRIVALS = """REGISTER QUERY Arrivals AS
+PREFIX f: <http://larkc.eu/csparql/sparql/jena/ext#>
+SELECT ?s ?v ?t
+FROM STREAM <http://ex.org/a> [RANGE 1000s STEP 200ms]
+WHERE { ?s <http://ex.org/p> ?v BIND(f:timestamp(?s, <http://ex.org/p>, ?v) AS ?t) }
+ORDER BY ?t ?s
+"""
+
+
+@pytest.fixture
+def broker(tmp_path):
+    mqtt_broker.require()
+    running = mqtt_broker.Broker(tmp_path).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+class Run:
+    """An ``rsp`` process whose stdout and stderr are collected as they come."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rsp", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._collect, args=(self.process.stdout, self.out), daemon=True),
+            threading.Thread(target=self._collect, args=(self.process.stderr, self.err), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    @staticmethod
+    def _collect(stream, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
+
+    def wait_for(self, condition, what: str) -> None:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.stop()
+        pytest.fail(
+            f"{what}: not within {WAIT:g} s; stderr:\n{''.join(self.err)}\nstdout:\n{''.join(self.out)}"
+        )
+
+    def stderr_count(self, text: str) -> int:
+        return sum(text in line for line in self.err)
+
+    def stop(self) -> tuple[str, str]:
+        """SIGTERM, as a service manager stops it; returns (stdout, stderr) once it has ended."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.process.wait(WAIT)
+        for reader in self._readers:
+            reader.join(WAIT)
+        return "".join(self.out), "".join(self.err)
+
+
+def file_run(tmp_path: Path, query: Path, lines: list[str], *extra: str) -> str:
+    """What ``rsp run`` writes for ``lines`` in a stream file."""
+    stream = tmp_path / "reference.nt"
+    stream.write_text(
+        "".join(line if line.endswith("\n") else line + "\n" for line in lines), encoding="utf-8"
+    )
+    out = tmp_path / "reference.jsonl"
+    assert main(["run", str(query), "--stream", str(stream), *extra, "--quiet", "--output", str(out)]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def chunks(lines: list[str], sizes=(1, 3, 1, 5, 2)) -> list[str]:
+    """The lines as message payloads of a few lines each (a message may hold several lines)."""
+    payloads, start, turn = [], 0, 0
+    while start < len(lines):
+        size = sizes[turn % len(sizes)]
+        payloads.append("".join(lines[start : start + size]))
+        start, turn = start + size, turn + 1
+    return payloads
+
+
+def subscribed(run: Run, times: int = 1):
+    return lambda: run.stderr_count("subscribed to") >= times
+
+
+def test_timed_lines_from_a_topic_equal_the_file_run(broker, tmp_path):
+    lines = STREAM.read_text(encoding="utf-8").splitlines(keepends=True)
+    expected = file_run(tmp_path, QUERY, lines, *BUILDING_ARGS)
+    run = Run("run", str(QUERY), *BUILDING_ARGS, "--stream", broker.url("temps"), "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp run subscribed")
+    mqtt_broker.publish_all(broker.port, "temps", chunks(lines))
+    run.wait_for(lambda: "".join(run.out) == expected, "every instant of the file run written")
+    out, err = run.stop()
+    assert run.process.returncode == 0, err
+    assert out == expected
+    assert "Traceback" not in err
+
+
+def test_lines_without_time_take_their_arrival_time(broker, tmp_path):
+    """Untimed N-Triples lines and untimed JSON-LD elements are stamped with the arrival time of their
+    message (wall clock ms): the run's answers are those of the same lines in a file with those times."""
+    query = tmp_path / "arrivals.rq"
+    query.write_text(ARRIVALS, encoding="utf-8")
+    payloads = []
+    for message in range(8):
+        if message == 5:  # a JSON-LD element without a time, as POST /streams/elements takes them
+            graph = {"@id": "http://ex.org/s5", "http://ex.org/p": [{"@value": 50}, {"@value": 51}]}
+            payloads.append(json.dumps([{"graph": graph}]))
+            continue
+        payloads.append(
+            "".join(
+                f'<http://ex.org/s{message}> <http://ex.org/p> "{message * 10 + k}"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+                for k in range(2)
+            )
+        )
+    run = Run("run", str(query), "--stream", f"http://ex.org/a={broker.url('plain')}", "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp run subscribed")
+    before = time.time_ns() // 1_000_000
+    mqtt_broker.publish_all(broker.port, "plain", payloads, pause=0.05)
+    after = time.time_ns() // 1_000_000
+
+    run.wait_for(lambda: "<http://ex.org/s7>" in "".join(run.out), "the last message's triples answered")
+    out, err = run.stop()  # the stop writes the last instants, as at the end of a file
+    assert run.process.returncode == 0, err
+    stamps: dict[tuple[str, str], int] = {}  # (subject, object) -> the time the run gave it
+    for record in map(json.loads, out.splitlines()):
+        for row in record["bindings"]:
+            stamps[(row["s"], row["v"])] = int(row["t"].split('"')[1])
+    assert len(stamps) == 16
+    per_message = [
+        sorted({t for (s, _v), t in stamps.items() if s == f"<http://ex.org/s{m}>"}) for m in range(8)
+    ]
+    assert all(len(times) == 1 for times in per_message), per_message  # one arrival time per message
+    times = [times[0] for times in per_message]
+    assert times == sorted(times) and before - 1000 <= times[0] and times[-1] <= after + 1000
+    timed = [
+        f"{s} <http://ex.org/p> {v} . # {t}\n"
+        for (s, v), t in sorted(stamps.items(), key=lambda i: (i[1], i[0]))
+    ]
+    assert out == file_run(tmp_path, query, timed)
+
+
+def test_a_broker_restart_loses_nothing_published_after_the_reconnection(broker, tmp_path):
+    lines = STREAM.read_text(encoding="utf-8").splitlines(keepends=True)
+    expected = file_run(tmp_path, QUERY, lines, *BUILDING_ARGS)
+    payloads = chunks(lines)
+    half = len(payloads) // 2
+    run = Run("run", str(QUERY), *BUILDING_ARGS, "--stream", broker.url("temps"), "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp run subscribed")
+    mqtt_broker.publish_all(broker.port, "temps", payloads[:half])
+    # every message of the first half acknowledged by rsp (QoS 1) before the broker goes away
+    run.wait_for(
+        lambda: broker.logged("Received PUBACK from rsp-source") >= half, "the first half acknowledged"
+    )
+    broker.stop()
+    run.wait_for(lambda: run.stderr_count("connection lost") >= 1, "the loss logged")
+    time.sleep(1.0)  # a reconnection attempt or two fails while the broker is down
+    broker.start()
+    run.wait_for(lambda: run.stderr_count("reconnected to") >= 1, "the reconnection logged")
+    run.wait_for(subscribed(run, 2), "subscribed again")
+    mqtt_broker.publish_all(broker.port, "temps", payloads[half:])
+    run.wait_for(lambda: "".join(run.out) == expected, "every instant of the file run written")
+    out, err = run.stop()
+    assert run.process.returncode == 0, err
+    assert out == expected
+    assert "Traceback" not in err
+
+
+def test_a_malformed_message_is_reported_with_its_number_and_skipped(broker, tmp_path):
+    lines = STREAM.read_text(encoding="utf-8").splitlines(keepends=True)
+    good = chunks(lines)
+    bad = [
+        lines[40] + "<http://ex.org/s> <http://ex.org/p> oops .\n",  # one bad line: the whole message goes
+        b"\xff\xfe not UTF-8\n",
+        '[{"time": "soon", "graph": {}}]',
+        "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> . # 12x\n",
+        "{not json",
+    ]
+    payloads = good[:3] + bad + good[3:]
+    expected = file_run(tmp_path, QUERY, lines, *BUILDING_ARGS)
+    run = Run("run", str(QUERY), *BUILDING_ARGS, "--stream", broker.url("temps"), "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp run subscribed")
+    mqtt_broker.publish_all(broker.port, "temps", payloads)
+    run.wait_for(lambda: "".join(run.out) == expected, "every instant of the good messages written")
+    out, err = run.stop()
+    assert run.process.returncode == 0, err
+    assert out == expected
+    assert "Traceback" not in err
+    url = broker.url("temps")
+    for number in range(4, 9):
+        assert f"rsp: {url}: message {number} skipped" in err
+    assert f"{url} message 4:2: expected an IRI, blank node or literal as object, found 'oops'" in err
+    assert f"{url} message 5: not UTF-8 text" in err
+    assert f'{url} message 6:1: an element is {{"time": ms ≥ 0, "graph": JSON-LD}}' in err
+    assert f"{url} message 7:1: time comment '12x' is not a time" in err
+    assert f"{url} message 8: not JSON" in err
+    assert "message 3 skipped" not in err and "message 9 skipped" not in err
+
+
+def test_publish_delivers_every_result_line_in_order(broker, tmp_path):
+    import paho.mqtt.client as mqtt
+
+    received: list[str] = []
+    ready = threading.Event()
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-subscriber")
+    client.on_subscribe = lambda *_args: ready.set()
+    client.on_message = lambda _c, _u, message: received.append(message.payload.decode("utf-8"))
+    client.on_connect = lambda c, *_args: c.subscribe("results", qos=1)
+    client.connect("127.0.0.1", broker.port)
+    client.loop_start()
+    try:
+        assert ready.wait(10)
+        out = tmp_path / "out.jsonl"
+        command = [
+            "run",
+            str(QUERY),
+            *BUILDING_ARGS,
+            "--stream",
+            str(STREAM),
+            "--quiet",
+            "--output",
+            str(out),
+        ]
+        assert main([*command, "--publish", broker.url("results")]) == 0
+        lines = out.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 8
+        deadline = time.monotonic() + WAIT
+        while len(received) < len(lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert received == lines
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+def test_lars_reads_a_topic(broker, tmp_path):
+    """``rsp lars`` over a topic whose messages are lines of a LARS stream file."""
+    program = ROOT / "examples" / "cooling" / "cooling.lars"
+    stream = ROOT / "examples" / "cooling" / "temps.stream"
+    out = tmp_path / "file.jsonl"
+    assert main(["lars", str(program), "--stream", str(stream), "--quiet", "--output", str(out)]) == 0
+    expected = out.read_text(encoding="utf-8")
+    run = Run("lars", str(program), "--stream", broker.url("cooling"), "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp lars subscribed")
+    mqtt_broker.publish_all(
+        broker.port, "cooling", chunks(stream.read_text(encoding="utf-8").splitlines(True))
+    )
+    run.wait_for(lambda: "".join(run.out) == expected, "every time point of the file run written")
+    output, err = run.stop()
+    assert output == expected, err
+
+
+def test_without_paho_the_error_names_the_extra(monkeypatch, capsys):
+    for name in ("paho", "paho.mqtt", "paho.mqtt.client"):
+        monkeypatch.setitem(sys.modules, name, None)  # import paho.mqtt.client raises ImportError
+    code = main(["run", str(QUERY), "--stream", "mqtt://127.0.0.1:1/temps", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pip install 'rsp[mqtt]'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("mqtt://127.0.0.1:1883", "no topic"),
+        ("mqtt://:1883/t", "no broker host"),
+        ("mqtt://127.0.0.1:http/t", "the port is not a number"),
+    ],
+)
+def test_a_bad_address_is_explained(url, problem, capsys):
+    assert main(["run", str(QUERY), "--stream", url, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--stream {url}: {problem}" in err and "mqtt://HOST:PORT/TOPIC" in err

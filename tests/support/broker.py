@@ -1,0 +1,133 @@
+"""A real MQTT broker for the tests marked ``mqtt`` and for benchmarks/mqtt.py: Debian's mosquitto on a
+free loopback port with a configuration file of its own (anonymous clients, no persistence, every
+packet logged so a test can see what the broker sent and received), stopped and started again on the
+same port to play a broker restart. :func:`require` skips a test when mosquitto or paho-mqtt is absent,
+or fails it under ``RSP_REQUIRE_MQTT=1`` (``make test``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+SEARCHED = ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto")
+
+
+def mosquitto_path() -> str | None:
+    """The mosquitto program (Debian puts it in /usr/sbin, which a user's PATH may lack)."""
+    found = shutil.which("mosquitto")
+    if found:
+        return found
+    return next((path for path in SEARCHED if os.access(path, os.X_OK)), None)
+
+
+def missing() -> str | None:
+    """Why the MQTT tests cannot run here, or None."""
+    if mosquitto_path() is None:
+        return "no mosquitto broker: make mosquitto installs it (apt-get install mosquitto)"
+    try:
+        import paho.mqtt.client  # noqa: F401
+    except ImportError:
+        return "no paho-mqtt: pip install -e '.[mqtt]' (make installs it)"
+    return None
+
+
+def require() -> None:
+    """Skip the calling test (or fail it under ``RSP_REQUIRE_MQTT=1``) when MQTT cannot run."""
+    import pytest
+
+    reason = missing()
+    if reason is None:
+        return
+    if os.environ.get("RSP_REQUIRE_MQTT"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Broker:
+    """mosquitto on ``127.0.0.1:port``, its configuration and log in ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.port = free_port()
+        self.log = self.folder / "mosquitto.log"
+        self.config = self.folder / "mosquitto.conf"
+        self.config.write_text(
+            f"listener {self.port} 127.0.0.1\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            "log_dest stderr\n"
+            "log_type all\n"
+            "max_queued_messages 1000000\n",
+            encoding="utf-8",
+        )
+        self.process: subprocess.Popen | None = None
+
+    def url(self, topic: str) -> str:
+        return f"mqtt://127.0.0.1:{self.port}/{topic}"
+
+    def start(self) -> Broker:
+        # the log (unbuffered on stderr) through our own handle: run as root, mosquitto writes files as
+        # the user mosquitto
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [mosquitto_path(), "-c", str(self.config)], stdout=subprocess.DEVNULL, stderr=log
+            )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"mosquitto ended: {self.log.read_text(errors='replace')}") from None
+                time.sleep(0.05)
+        raise RuntimeError(f"mosquitto did not listen on 127.0.0.1:{self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.process = None
+
+    def logged(self, text: str) -> int:
+        """How many lines of the broker's log hold ``text``."""
+        try:
+            return self.log.read_text(encoding="utf-8", errors="replace").count(text)
+        except FileNotFoundError:
+            return 0
+
+
+def publisher(port: int):
+    """A connected paho client (its network loop running) to publish test messages at QoS 1."""
+    import paho.mqtt.client as mqtt
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"test-publisher-{time.monotonic_ns()}")
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    return client
+
+
+def publish_all(port: int, topic: str, payloads: list, pause: float = 0.0) -> None:
+    """Publish each payload (str or bytes) at QoS 1 and wait until the broker acknowledged them all."""
+    client = publisher(port)
+    try:
+        infos = []
+        for payload in payloads:
+            infos.append(client.publish(topic, payload, qos=1))
+            if pause:
+                time.sleep(pause)
+        for info in infos:
+            info.wait_for_publish(10)
+    finally:
+        client.disconnect()
+        client.loop_stop()

@@ -203,7 +203,10 @@ class MqttSource:
     def _on_message(self, _client, _userdata, message) -> None:
         arrival = time.time_ns() // 1_000_000
         with self._lock:
+            waiting = bool(self._queue)
             self._queue.append((message.payload, arrival))
+        if waiting:  # the reader was woken for the first message it has not taken yet
+            return
         try:
             os.write(self._wake, b"m")
         except BlockingIOError:  # the pipe is full: the reader is awake anyway
@@ -211,7 +214,7 @@ class MqttSource:
 
     def read(self) -> list[str]:
         """The lines of the messages received since the last call ([] if none)."""
-        try:
+        try:  # emptied before the queue is taken: a message queued from now on wakes the reader again
             while os.read(self.fd, 4096):
                 pass
         except BlockingIOError:
@@ -229,7 +232,7 @@ class MqttSource:
 
     def _lines(self, payload: bytes, arrival: int, number: int) -> list[str]:
         """A message's lines, or [] (reported) when it is malformed."""
-        from rsp.io.ntriples import text_lines
+        from rsp.io.ntriples import _TIMED_LINE, text_lines
 
         try:
             text = payload.decode("utf-8")
@@ -239,7 +242,9 @@ class MqttSource:
         if text.startswith("\ufeff"):
             text = text[1:]
         if self.kind != "ntriples":
-            return text_lines(text)
+            return [line if line[-1:] == "\n" else line + "\n" for line in text_lines(text)]
+        if text.find("\n", 0, len(text) - 1) < 0 and "\r" not in text and _TIMED_LINE.fullmatch(text):
+            return [text if text[-1:] == "\n" else text + "\n"]  # the common message: one timed line
         if text.lstrip()[:1] in ("{", "["):
             lines, errors = jsonld_lines(text, arrival, self._where(number))
         else:
@@ -272,13 +277,13 @@ class MqttSource:
 
 def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str], list[StreamError]]:
     """N-Triples lines of one message, each ending in its time comment (``arrival`` for a line without
-    one); the errors of the malformed lines, positioned at ``where:LINE``.
+    one) and a line feed; the errors of the malformed lines, positioned at ``where:LINE``.
 
     >>> lines, errors = ntriples_lines(
     ...     ['<a:x> <a:p> "x" .', '<a:x> <a:p> 1 . # 5', '<a:x> <a:p> <a:y> . # 3'], 7, "t"
     ... )
     >>> lines
-    ['<a:x> <a:p> "x" . # 7', '<a:x> <a:p> <a:y> . # 3']
+    ['<a:x> <a:p> "x" . # 7\\n', '<a:x> <a:p> <a:y> . # 3\\n']
     >>> [str(e) for e in errors]
     ["t:2: expected an IRI, blank node or literal as object, found '1'"]
     """
@@ -288,7 +293,7 @@ def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str
     errors: list[StreamError] = []
     for number, line in enumerate(lines, 1):
         if _TIMED_LINE.fullmatch(line):
-            out.append(line)
+            out.append(line if line[-1:] == "\n" else line + "\n")
             continue
         try:
             parsed = parse_line(line)
@@ -304,9 +309,9 @@ def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str
                 message = f"time comment {word!r} is not a time (milliseconds ≥ 0)"
                 errors.append(StreamError(message, Position(where, number)))
                 continue
-            out.append(f"{s} {p} {o} . # {word}")
+            out.append(f"{s} {p} {o} . # {word}\n")
         else:
-            out.append(f"{s} {p} {o} . # {arrival}")
+            out.append(f"{s} {p} {o} . # {arrival}\n")
     return out, errors
 
 
@@ -336,7 +341,7 @@ def jsonld_lines(text: str, arrival: int, where: str) -> tuple[list[str], list[S
             errors.append(StreamError(f"not JSON-LD: {err}", position))
             continue
         triples = sorted(tuple(nt_term(t) for t in triple) for triple in graph)  # not hash order
-        lines.extend(f"{s} {p} {o} . # {stamp}" for s, p, o in triples)
+        lines.extend(f"{s} {p} {o} . # {stamp}\n" for s, p, o in triples)
     return lines, errors
 
 

@@ -107,11 +107,13 @@ class Broker:
             return 0
 
 
-def publisher(port: int):
-    """A connected paho client (its network loop running) to publish test messages at QoS 1."""
+def publisher(port: int, inflight: int = 20):
+    """A connected paho client (its network loop running) to publish test messages at QoS 1, with at
+    most ``inflight`` messages waiting for the broker's acknowledgement (more wait in the client)."""
     import paho.mqtt.client as mqtt
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"test-publisher-{time.monotonic_ns()}")
+    client.max_inflight_messages_set(inflight)
     client.connect("127.0.0.1", port)
     client.loop_start()
     return client

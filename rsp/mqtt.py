@@ -232,7 +232,7 @@ class MqttSource:
 
     def _lines(self, payload: bytes, arrival: int, number: int) -> list[str]:
         """A message's lines, or [] (reported) when it is malformed."""
-        from rsp.io.ntriples import _TIMED_LINE, text_lines
+        from rsp.io.ntriples import is_timed_line, text_lines
 
         try:
             text = payload.decode("utf-8")
@@ -243,7 +243,7 @@ class MqttSource:
             text = text[1:]
         if self.kind != "ntriples":
             return [line if line[-1:] == "\n" else line + "\n" for line in text_lines(text)]
-        if text.find("\n", 0, len(text) - 1) < 0 and "\r" not in text and _TIMED_LINE.fullmatch(text):
+        if text.find("\n", 0, len(text) - 1) < 0 and "\r" not in text and is_timed_line(text):
             return [text if text[-1:] == "\n" else text + "\n"]  # the common message: one timed line
         if text.lstrip()[:1] in ("{", "["):
             lines, errors = jsonld_lines(text, arrival, self._where(number))
@@ -287,12 +287,12 @@ def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str
     >>> [str(e) for e in errors]
     ["t:2: expected an IRI, blank node or literal as object, found '1'"]
     """
-    from rsp.io.ntriples import _TIME_WORD, _TIMED_LINE, parse_line
+    from rsp.io.ntriples import is_timed_line, parse_line
 
     out: list[str] = []
     errors: list[StreamError] = []
     for number, line in enumerate(lines, 1):
-        if _TIMED_LINE.fullmatch(line):
+        if is_timed_line(line):
             out.append(line if line[-1:] == "\n" else line + "\n")
             continue
         try:
@@ -305,7 +305,7 @@ def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str
         (s, p, o), comment = parsed
         word = comment.split(None, 1)[0] if comment and comment.strip() else ""
         if word and word[0] in "0123456789-+":
-            if not _TIME_WORD.fullmatch(word):
+            if not word.isascii() or not word.isdigit():
                 message = f"time comment {word!r} is not a time (milliseconds ≥ 0)"
                 errors.append(StreamError(message, Position(where, number)))
                 continue

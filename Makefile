@@ -68,15 +68,16 @@ browser:
 			echo "the browser test needs Chromium: install it, e.g. sudo apt-get install chromium chromium-driver"; exit 1; \
 		fi; }
 
-# The MQTT tests (tests marked mqtt) start Debian's mosquitto broker on a loopback port: say how to get it,
-# or install it when run as root.
+# The MQTT tests (tests marked mqtt) start Debian's mosquitto broker on a loopback port, and
+# benchmarks/mqtt.py publishes with its mosquitto_pub: say how to get them, or install them when run as root.
 mosquitto:
-	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || { \
+	@{ { command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto; } && \
+		command -v mosquitto_pub >/dev/null 2>&1; } || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing the mosquitto MQTT broker for the MQTT tests"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto >/dev/null; \
+			echo "installing the mosquitto MQTT broker and its clients for the MQTT tests (mosquitto, mosquitto-clients)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients >/dev/null; \
 		else \
-			echo "the MQTT tests need the mosquitto broker: install it, e.g. sudo apt-get install mosquitto"; exit 1; \
+			echo "the MQTT tests need the mosquitto broker: install it, e.g. sudo apt-get install mosquitto mosquitto-clients"; exit 1; \
 		fi; }
 
 test: $(STAMP) $(W3C) $(W3C_QUERY) java browser mosquitto

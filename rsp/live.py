@@ -197,6 +197,14 @@ def open_source(path: str, follow: bool, stop: StopSignals, kind: str = "lines")
     return LiveSource(path, follow, stop)
 
 
+def drained(source) -> list[str]:
+    """At a stop, what a source took and has not given yet: an MQTT topic's messages, acknowledged to
+    the broker, so they are read (:meth:`rsp.mqtt.MqttSource.drain`); nothing for the others (the
+    unread bytes of a pipe were never taken)."""
+    drain = getattr(source, "drain", None)
+    return drain() if drain is not None else []
+
+
 def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
     """Wait until a source may have lines, a signal comes, or ``timeout`` seconds pass."""
     watched = [s.fd for s in sources if not s.ended and not s.regular]
@@ -227,6 +235,7 @@ def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
                 return
             if not lines:
                 wait([source], stop, 1.0)
+        yield from drained(source)
     finally:
         source.close()
 
@@ -397,6 +406,10 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
                         quiet_in = [idle - (now - s.source.last_input) for s in streams if not s.done]
                         timeout = min([timeout, *quiet_in])
                     wait([s.source for s in streams], stop, timeout)
+            for stream in streams:  # stopped: what an MQTT topic acknowledged is read too
+                lines = drained(stream.source)
+                if lines:
+                    feed(stream, lines)
         except Stopped:
             pass
         finally:
@@ -471,8 +484,9 @@ def live_atom_batches(
         except Stopped:
             source = None
         try:
-            while source is not None and not stop.requested.is_set() and not source.ended:
-                lines = source.read()
+            while source is not None and not source.ended:
+                stopping = stop.requested.is_set()  # then a last look: what a topic acknowledged
+                lines = drained(source) if stopping else source.read()
                 ready = []
                 if lines:
                     offset = lines_read
@@ -494,6 +508,8 @@ def live_atom_batches(
                     first = batch[0] if first is None else first
                     last = batch[0]
                     yield batch
+                if stopping:
+                    break
                 out.flush()
                 if not lines and not source.ended:
                     timeout = 1.0

@@ -1,5 +1,5 @@
 """MQTT in and out: a live stream source ``mqtt://HOST:PORT/TOPIC`` (for ``--stream`` of ``rsp run``,
-``rsp lars`` and ``rsp mtl``) and results published to a topic (``rsp run --publish``), over paho-mqtt
+``rsp lars`` and ``rsp mtl``) and results published to a topic (``--publish``), over paho-mqtt
 (the optional extra ``mqtt``: ``pip install 'rsp[mqtt]'``).
 
 A source subscribes at QoS 1 and reconnects with back-off when the broker goes away (each loss and
@@ -27,6 +27,8 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TextIO
 from urllib.parse import unquote, urlsplit
@@ -66,6 +68,8 @@ def parse_url(url: str, option: str = "--stream") -> Topic:
     >>> parse_url("mqtt://127.0.0.1:1884/sensors/temps")
     Topic(host='127.0.0.1', port=1884, topic='sensors/temps', url='mqtt://127.0.0.1:1884/sensors/temps')
     """
+    if not url.startswith(SCHEME):
+        raise RspError(f"{option} {url}: not an MQTT address: write mqtt://HOST:PORT/TOPIC")
     parts = urlsplit(url)
     problem = ""
     try:
@@ -267,10 +271,20 @@ class MqttSource:
     def quiet_for(self) -> float:
         return time.monotonic() - self.last_input
 
+    def drain(self) -> list[str]:
+        """At a stop: disconnect (nothing more is taken, nor acknowledged) and give the lines of every
+        message taken so far, which the broker counts as delivered: a stop loses none of them."""
+        self._disconnect()
+        return self.read()
+
+    def _disconnect(self) -> None:
+        if not self._link.closing:
+            self._link.closing = True
+            self._client.disconnect()
+            self._client.loop_stop()
+
     def close(self) -> None:
-        self._link.closing = True
-        self._client.disconnect()
-        self._client.loop_stop()
+        self._disconnect()
         os.close(self.fd)
         os.close(self._wake)
 
@@ -403,6 +417,20 @@ class TopicPublisher:
         self._link.closing = True
         self._client.disconnect()
         self._client.loop_stop()
+
+
+@contextmanager
+def publishing(url: str | None) -> Iterator[TopicPublisher | None]:
+    """The publisher of ``--publish URL`` (None without one), closed at the end (its acknowledgements
+    awaited, :meth:`TopicPublisher.close`), also when the run fails."""
+    if not url:
+        yield None
+        return
+    publisher = TopicPublisher(url)
+    try:
+        yield publisher
+    finally:
+        publisher.close()
 
 
 def publish_results(url: str, handles) -> tuple[TopicPublisher, list]:

@@ -10,6 +10,7 @@ from fractions import Fraction
 from time import perf_counter
 from typing import TextIO
 
+from rsp.cli.common import add_publish_option
 from rsp.errors import RspError, StreamError
 
 MTL_EXAMPLE = """example:
@@ -75,6 +76,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="at the end, on stderr: facts read, the peak number of stored intervals, seconds",
     )
+    add_publish_option(mtl)
     mtl.set_defaults(handler=command)
 
 
@@ -170,8 +172,17 @@ def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     """``rsp mtl``: a regular file is a dataset, reasoned over whatever the order of its facts; standard
-    input, pipes, FIFOs and ``--follow`` are a stream in the order of the left ends (late facts dropped
-    and reported with their line, or ``--late fail``)."""
+    input, pipes, FIFOs, MQTT topics and ``--follow`` are a stream in the order of the left ends (late
+    facts dropped and reported with their line, or ``--late fail``); ``--publish`` sends the results to
+    an MQTT topic too."""
+    from rsp.mqtt import publishing
+
+    with publishing(args.publish) as publisher:
+        return reason(args, out, publisher)
+
+
+def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
+    """``rsp mtl`` with its ``--publish`` topic (None without one)."""
     from rsp.cli.common import open_stream
     from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
     from rsp.mtl import format_fact, load
@@ -192,6 +203,13 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             print(error, file=sys.stderr)
 
     emit = writer(out, args.format, points is not None)
+    if publisher is not None:  # --publish: the results as --format jsonl writes them, too
+        shown, sent = emit, writer(publisher, "jsonl", points is not None)
+
+        def emit(results) -> None:
+            shown(results)
+            sent(results)
+
     live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
     name = "<stdin>" if args.stream == "-" else args.stream
     with StopSignals() if live else contextlib.nullcontext() as stop:

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, open_queries, tagged
+from rsp.cli.common import Progress, add_live_options, add_publish_option, live, open_queries, tagged
 from rsp.errors import Position, RspError, StreamError
 
 RUN_EXAMPLE = """example:
@@ -89,12 +89,7 @@ def add_parser(sub) -> None:
         help="with each instant's answers, why they came out: the rules (query line or W3C rule id) and "
         "the stream triples (with their times in ms) they rest on (formats jsonl, sparql-json, text)",
     )
-    run.add_argument(
-        "--publish",
-        metavar="mqtt://HOST:PORT/TOPIC",
-        help="also publish the results to an MQTT topic, one message per line as --format jsonl writes "
-        "them, at QoS 1 (needs the extra 'mqtt')",
-    )
+    add_publish_option(run)
     add_live_options(run)
     run.set_defaults(handler=command)
 
@@ -102,8 +97,10 @@ def add_parser(sub) -> None:
 def command(args: argparse.Namespace, out: TextIO) -> int:
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
-    if args.publish and not args.publish.startswith("mqtt://"):
-        raise RspError(f"--publish {args.publish}: give an MQTT topic, mqtt://HOST:PORT/TOPIC")
+    if args.publish:
+        from rsp.mqtt import parse_url
+
+        parse_url(args.publish, "--publish")
     engine, handles, writers, pairs = open_queries(args, args.query, out)
     if not args.publish:
         return run(args, out, engine, handles, writers, pairs)

@@ -8,6 +8,7 @@ itself checked against the oracles."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -238,19 +239,38 @@ def test_a_malformed_message_is_reported_with_its_number_and_skipped(broker, tmp
     assert "message 3 skipped" not in err and "message 9 skipped" not in err
 
 
-def test_publish_delivers_every_result_line_in_order(broker, tmp_path):
-    import paho.mqtt.client as mqtt
+class Subscriber:
+    """A test client subscribed (at QoS 1) to a topic: the payloads it received, in order."""
 
-    received: list[str] = []
-    ready = threading.Event()
-    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-subscriber")
-    client.on_subscribe = lambda *_args: ready.set()
-    client.on_message = lambda _c, _u, message: received.append(message.payload.decode("utf-8"))
-    client.on_connect = lambda c, *_args: c.subscribe("results", qos=1)
-    client.connect("127.0.0.1", broker.port)
-    client.loop_start()
+    def __init__(self, port: int, topic: str) -> None:
+        import paho.mqtt.client as mqtt
+
+        self.received: list[str] = []
+        ready = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"test-subscriber-{topic}")
+        self.client.on_subscribe = lambda *_args: ready.set()
+        self.client.on_message = lambda _c, _u, message: self.received.append(message.payload.decode("utf-8"))
+        self.client.on_connect = lambda c, *_args: c.subscribe(topic, qos=1)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        assert ready.wait(10), "the test subscriber could not subscribe"
+
+    def wait_for(self, count: int) -> list[str]:
+        deadline = time.monotonic() + WAIT
+        while len(self.received) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # nothing more comes
+        return self.received
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def test_publish_delivers_every_result_line_in_order(broker, tmp_path):
+    subscriber = Subscriber(broker.port, "results")
+    received = subscriber.received
     try:
-        assert ready.wait(10)
         out = tmp_path / "out.jsonl"
         command = [
             "run",
@@ -265,13 +285,62 @@ def test_publish_delivers_every_result_line_in_order(broker, tmp_path):
         assert main([*command, "--publish", broker.url("results")]) == 0
         lines = out.read_text(encoding="utf-8").splitlines()
         assert len(lines) == 8
-        deadline = time.monotonic() + WAIT
-        while len(received) < len(lines) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        assert subscriber.wait_for(len(lines)) == lines
         assert received == lines
     finally:
-        client.disconnect()
-        client.loop_stop()
+        subscriber.close()
+
+
+def test_lars_publishes_its_jsonl_lines_whatever_it_prints(broker, tmp_path):
+    program = ROOT / "examples" / "cooling" / "cooling.lars"
+    stream = ROOT / "examples" / "cooling" / "temps.stream"
+    out = tmp_path / "file.jsonl"
+    assert main(["lars", str(program), "--stream", str(stream), "--quiet", "--output", str(out)]) == 0
+    expected = out.read_text(encoding="utf-8").splitlines()
+    subscriber = Subscriber(broker.port, "cooling-out")
+    try:
+        text = tmp_path / "text.txt"
+        command = ["lars", str(program), "--stream", str(stream), "--format", "text", "--output", str(text)]
+        assert main([*command, "--quiet", "--publish", broker.url("cooling-out")]) == 0
+        assert subscriber.wait_for(len(expected)) == expected
+        assert text.read_text(encoding="utf-8").startswith("     0 |")  # the output keeps its format
+    finally:
+        subscriber.close()
+
+
+def test_mtl_reads_a_topic_and_publishes_its_results(broker, tmp_path):
+    """``rsp mtl`` over a topic equals ``rsp mtl`` over the same facts from a pipe (a live stream), and
+    ``--publish`` sends its lines as ``--format jsonl`` writes them."""
+    program = ROOT / "tests" / "data" / "mtl" / "short_stop.txt"
+    facts = (ROOT / "tests" / "data" / "mtl" / "S1-head.txt").read_text(encoding="utf-8")
+    command = ["mtl", str(program), "--output-predicates", "ShortStop", "--format", "jsonl"]
+    expected = subprocess.run(
+        [sys.executable, "-m", "rsp", *command, "--stream", "-"], input=facts, capture_output=True, text=True
+    ).stdout
+    assert expected.count("\n") > 5
+    subscriber = Subscriber(broker.port, "stops")
+    try:
+        run = Run(*command, "--stream", broker.url("facts"), "--publish", broker.url("stops"))
+        run.wait_for(subscribed(run), "rsp mtl subscribed")
+        payloads = chunks(facts.splitlines(keepends=True), (40, 7, 100))
+        mqtt_broker.publish_all(broker.port, "facts", payloads)
+        # rsp mtl has no --idle-close: every message taken (acknowledged), then the stop ends the stream
+        acknowledged = lambda: broker.logged("Received PUBACK from rsp-source") >= len(payloads)  # noqa: E731
+        run.wait_for(acknowledged, "every message acknowledged")
+        out, err = run.stop()
+        assert run.process.returncode == 0, err
+        assert out == expected
+        assert subscriber.wait_for(expected.count("\n")) == expected.splitlines()
+    finally:
+        subscriber.close()
+
+
+def test_answer_streams_refuse_publish(capsys):
+    program = ROOT / "examples" / "cooling" / "cooling.lars"
+    stream = ROOT / "examples" / "cooling" / "temps.stream"
+    code = main(["lars", str(program), "--stream", str(stream), "--models", "all", "--publish", "mqtt://h/t"])
+    assert code == 2
+    assert "--publish: answer streams (--models, --mode) are not published yet" in capsys.readouterr().err
 
 
 def test_lars_reads_a_topic(broker, tmp_path):
@@ -312,3 +381,36 @@ def test_a_bad_address_is_explained(url, problem, capsys):
     assert main(["run", str(QUERY), "--stream", url, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert f"--stream {url}: {problem}" in err and "mqtt://HOST:PORT/TOPIC" in err
+    assert main(["run", str(QUERY), "--stream", str(STREAM), "--quiet", "--publish", url]) == 2
+    err = capsys.readouterr().err
+    assert f"--publish {url}: {problem}" in err and "mqtt://HOST:PORT/TOPIC" in err
+
+
+def test_publish_takes_only_an_mqtt_topic(capsys):
+    assert main(["run", str(QUERY), "--stream", str(STREAM), "--quiet", "--publish", "results.jsonl"]) == 2
+    assert (
+        "--publish results.jsonl: not an MQTT address: write mqtt://HOST:PORT/TOPIC"
+        in capsys.readouterr().err
+    )
+
+
+def test_a_stop_reads_every_message_already_acknowledged(broker):
+    """The source acknowledges a message (QoS 1) once it has queued it; a stop (SIGINT, SIGTERM) then
+    still reads it (:func:`rsp.live.drained`), so nothing the broker counts as delivered is lost."""
+    from rsp.live import drained
+    from rsp.mqtt import MqttSource
+
+    source = MqttSource(broker.url("late"), log=open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+    try:
+        deadline = time.monotonic() + WAIT
+        while broker.logged("Sending SUBACK to rsp-source") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        lines = [f"<http://ex.org/s> <http://ex.org/p> <http://ex.org/o{i}> . # {i}\n" for i in range(50)]
+        mqtt_broker.publish_all(broker.port, "late", lines)
+        while broker.logged("Received PUBACK from rsp-source") < len(lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert broker.logged("Received PUBACK from rsp-source") == len(lines)
+        assert drained(source) == lines  # never read before the stop: all of them, in order
+        assert source.read() == []
+    finally:
+        source.close()

@@ -160,7 +160,8 @@ class _Link:
         self.failures += 1
         if self.failures == 1 or self.failures % 10 == 0:
             where = f"{self.topic.host}:{self.topic.port}"
-            self.say(f"cannot reach the broker {where} ({self.failures} tries); retrying")
+            tries = "try" if self.failures == 1 else "tries"
+            self.say(f"cannot reach the broker {where} ({self.failures} {tries}); retrying")
 
 
 class MqttSource:

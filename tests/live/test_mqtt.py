@@ -414,3 +414,18 @@ def test_a_stop_reads_every_message_already_acknowledged(broker):
         assert source.read() == []
     finally:
         source.close()
+
+
+def test_an_unreachable_broker_is_retried_and_a_signal_still_stops_the_run(tmp_path):
+    mqtt_broker.require()
+    url = f"mqtt://127.0.0.1:{mqtt_broker.free_port()}/temps"  # nothing listens there
+    run = Run("run", str(QUERY), *BUILDING_ARGS, "--stream", url)
+    run.wait_for(lambda: run.stderr_count("cannot reach the broker") >= 1, "the failure logged")
+    out, err = run.stop()
+    assert run.process.returncode == 0, err
+    assert (
+        f"rsp: {url}: cannot reach the broker 127.0.0.1:{url.split(':')[2].split('/')[0]} (1 try); retrying"
+        in err
+    )
+    assert "rsp run: stopped by SIGTERM: 0 instants written, 0 triples read" in err
+    assert out == "" and "Traceback" not in err

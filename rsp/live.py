@@ -177,6 +177,10 @@ class LiveSource:
         text = data[:cut].decode("utf-8", errors="replace")
         return text_lines(text)  # as a file's lines (not str.splitlines: a literal may hold U+2028)
 
+    def position(self, line: int) -> Position:
+        """Where line ``line`` of the source (counted from 1) is."""
+        return Position(self.name, line)
+
     def quiet_for(self) -> float:
         """Seconds since the last line came."""
         return time.monotonic() - self.last_input
@@ -223,10 +227,14 @@ def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
             pass
 
 
-def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
+def live_lines(
+    path: str, follow: bool, stop: StopSignals, opened: Callable[[LiveSource], None] | None = None
+) -> Iterator[str]:
     """The lines of a live source one by one as they arrive, until its end or a stop signal (``rsp mtl``
-    reads its facts this way)."""
+    reads its facts this way); ``opened`` is given the source once open (its ``position`` places a line)."""
     source = open_source(path, follow, stop)
+    if opened is not None:
+        opened(source)
     try:
         while not stop.requested.is_set():
             lines = source.read()
@@ -356,7 +364,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
 
         def error(err: StreamError) -> None:
             line = (err.position.line if err.position else 0) + offset
-            report(StreamError(err.message, Position(stream.source.name, line)))
+            report(StreamError(err.message, stream.source.position(line)))
 
         for time_, triples, numbers in read_triple_batches(
             lines,
@@ -494,7 +502,7 @@ def live_atom_batches(
 
                     def error(err: StreamError, offset: int = offset) -> None:
                         line = (err.position.line if err.position else 0) + offset
-                        report(StreamError(err.message, Position(source.name, line)))
+                        report(StreamError(err.message, source.position(line)))
 
                     for time_, atoms in iter_batches(lines, source.name, error, late, grouped=grouped):
                         atoms_read += sum(map(len, atoms.values())) if isinstance(atoms, dict) else len(atoms)

@@ -12,7 +12,8 @@ or without one (the message's arrival time, wall clock ms, is its time), or JSON
 ``POST /streams/elements`` takes them (``{"time": ms, "graph": …}`` or a list of them; without
 ``time``, the arrival time). A message is taken whole or not at all: a malformed one is reported with
 its message number (``mqtt://HOST:PORT/TOPIC message 3:2: …``, line 2 of message 3) and skipped.
-For ``rsp lars`` and ``rsp mtl`` (``kind="lines"``) payloads are lines of their stream files, passed on.
+For ``rsp lars`` and ``rsp mtl`` (``kind="lines"``) payloads are lines of their stream files, passed on;
+their readers' errors are placed in the message (:meth:`MqttSource.position`).
 
 Results go out one message per result line, as ``--format jsonl`` prints them, at QoS 1; the run waits
 (up to :data:`PUBLISH_WAIT` seconds) for the broker to acknowledge every one before it ends.
@@ -20,6 +21,7 @@ Results go out one message per result line, as ``--format jsonl`` prints them, a
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import sys
@@ -41,6 +43,8 @@ BACKOFF = (0.5, 30.0)
 """Seconds between reconnection attempts: the first, doubled after each failure up to the second."""
 PUBLISH_WAIT = 10.0
 """Seconds the end of a run waits for the broker to acknowledge the results published."""
+KEPT_SPANS = 65_536
+"""How many recent messages a source remembers the lines of, to place a reader's error in its message."""
 SESSION_EXPIRY = 300
 """Seconds the broker keeps a source's session (its subscription, QoS 1 messages queued while the
 connection is down) after a disconnection; a restarted broker without persistence has none."""
@@ -178,6 +182,8 @@ class MqttSource:
         self.ended = False
         self.last_input = time.monotonic()
         self.messages = 0  # numbered as they arrive, from 1
+        self.lines_given = 0
+        self._spans: list[tuple[int, int]] = []  # (first line, message number) of the recent messages
         self.rejected = 0
         self.log = log if log is not None else sys.stderr
         self._queue: deque = deque()
@@ -228,12 +234,30 @@ class MqttSource:
             messages = list(self._queue)
             self._queue.clear()
         lines: list[str] = []
+        spans = self._spans
         for payload, arrival in messages:
             self.messages += 1
-            lines.extend(self._lines(payload, arrival, self.messages))
+            taken = self._lines(payload, arrival, self.messages)
+            if taken:
+                spans.append((self.lines_given + len(lines) + 1, self.messages))
+                lines.extend(taken)
+        if len(spans) > 2 * KEPT_SPANS:
+            del spans[:KEPT_SPANS]
+        self.lines_given += len(lines)
         if messages:
             self.last_input = time.monotonic()
         return lines
+
+    def position(self, line: int) -> Position:
+        """Where line ``line`` of the topic (counted from 1 over the lines read) came from: its message
+        and the line in it (``mqtt://HOST:PORT/TOPIC message 3:2``), for the last :data:`KEPT_SPANS`
+        messages at least."""
+        spans = self._spans
+        index = bisect.bisect_right(spans, (line, sys.maxsize)) - 1
+        if index >= 0 and line <= self.lines_given:
+            first, number = spans[index]
+            return Position(self._where(number), line - first + 1)
+        return Position(self.name, line)
 
     def _lines(self, payload: bytes, arrival: int, number: int) -> list[str]:
         """A message's lines, or [] (reported) when it is malformed."""

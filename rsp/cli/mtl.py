@@ -212,9 +212,18 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
 
     live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
     name = "<stdin>" if args.stream == "-" else args.stream
+    sources: list = []  # the live source, once open: an MQTT topic places a line in its message
+    if args.stream.startswith("mqtt://"):
+        counted = report
+
+        def report(error) -> None:
+            if error.position is not None and sources:
+                error = StreamError(error.message, sources[0].position(error.position.line))
+            counted(error)
+
     with StopSignals() if live else contextlib.nullcontext() as stop:
         if live:
-            handle = contextlib.closing(live_lines(args.stream, args.follow, stop))
+            handle = contextlib.closing(live_lines(args.stream, args.follow, stop, sources.append))
         else:
             with open_stream(args.stream) as scan:  # a dataset: are its facts in time order?
                 unordered = first_out_of_order(scan) is not None
@@ -226,6 +235,8 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
                 facts = read_facts(lines, name, report)
                 if not live and unordered:  # read whole and ordered: in memory, bounded by the file
                     facts = in_time_order(facts)
+                if args.stream.startswith("mqtt://"):  # sources[0]: the topic, open once read from
+                    facts = ((p, a, iv, sources[0].position(where.line)) for p, a, iv, where in facts)
                 push = engine.push
                 for pred, fact_args, iv, position in facts:
                     taken, late = engine.facts_read, engine.late

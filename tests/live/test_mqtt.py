@@ -323,6 +323,7 @@ def test_mtl_reads_a_topic_and_publishes_its_results(broker, tmp_path):
         run = Run(*command, "--stream", broker.url("facts"), "--publish", broker.url("stops"))
         run.wait_for(subscribed(run), "rsp mtl subscribed")
         payloads = chunks(facts.splitlines(keepends=True), (40, 7, 100))
+        payloads[2] = "Pos(veh21@[1\n" + payloads[2]  # message 3, line 1: skipped, placed in its message
         mqtt_broker.publish_all(broker.port, "facts", payloads)
         # rsp mtl has no --idle-close: every message taken (acknowledged), then the stop ends the stream
         acknowledged = lambda: broker.logged("Received PUBACK from rsp-source") >= len(payloads)  # noqa: E731
@@ -331,6 +332,8 @@ def test_mtl_reads_a_topic_and_publishes_its_results(broker, tmp_path):
         assert run.process.returncode == 0, err
         assert out == expected
         assert subscriber.wait_for(expected.count("\n")) == expected.splitlines()
+        url = broker.url("facts")
+        assert f"{url} message 3:1: not a fact (write P(a,b)@[1,3) or P(a)@2): Pos(veh21@[1" in err, err
     finally:
         subscriber.close()
 
@@ -352,12 +355,17 @@ def test_lars_reads_a_topic(broker, tmp_path):
     expected = out.read_text(encoding="utf-8")
     run = Run("lars", str(program), "--stream", broker.url("cooling"), "--idle-close", "2")
     run.wait_for(subscribed(run), "rsp lars subscribed")
-    mqtt_broker.publish_all(
-        broker.port, "cooling", chunks(stream.read_text(encoding="utf-8").splitlines(True))
-    )
+    payloads = chunks(stream.read_text(encoding="utf-8").splitlines(True))
+    payloads.insert(3, "7 temp((\n")  # message 4, a malformed line: skipped, placed in its message
+    payloads[6] = payloads[6] + "oops\n"  # message 7, line 2 (after its one good line)
+    mqtt_broker.publish_all(broker.port, "cooling", payloads)
     run.wait_for(lambda: "".join(run.out) == expected, "every time point of the file run written")
     output, err = run.stop()
     assert output == expected, err
+    bad = "expected '<time> <atom>', a bare time, or an N-Triples line with a time comment"
+    url = broker.url("cooling")
+    assert f"{url} message 4:1: {bad}" in err and f"{url} message 7:2: {bad}" in err, err
+    assert f"{url}: 2 malformed line(s) skipped" in err
 
 
 def test_without_paho_the_error_names_the_extra(monkeypatch, capsys):

@@ -402,6 +402,8 @@ class TopicPublisher:
         self._partial = ""
         self.published = 0
         self.acknowledged = 0
+        self.dropped = 0
+        self._queue_full = paho().MQTT_ERR_QUEUE_SIZE
         self._acks = threading.Condition()
         self._client.connect_async(self.topic.host, self.topic.port, keepalive=30, properties=properties)
         self._client.loop_start()
@@ -416,9 +418,13 @@ class TopicPublisher:
         cut = data.rfind("\n") + 1
         self._partial = data[cut:]
         for line in data[:cut].splitlines():
-            # while the broker is away paho keeps the message and sends it once connected again
-            self._client.publish(self.topic.topic, line.encode("utf-8"), qos=1)
-            self.published += 1
+            # while the broker is away paho keeps the message and sends it once connected again, up to
+            # 65,535 waiting (MQTT's packet ids): past that a message is refused, counted in dropped
+            info = self._client.publish(self.topic.topic, line.encode("utf-8"), qos=1)
+            if info.rc == self._queue_full:
+                self.dropped += 1
+            else:
+                self.published += 1
         return len(text)
 
     def flush(self) -> None:
@@ -434,6 +440,10 @@ class TopicPublisher:
             while self.acknowledged < self.published and time.monotonic() < deadline:
                 self._acks.wait(max(0.0, deadline - time.monotonic()))
             unacknowledged = self.published - self.acknowledged
+        if self.dropped:
+            self._link.say(
+                f"{self.dropped:,} result messages dropped: more than 65,535 waited for the broker"
+            )
         if unacknowledged > 0:
             self._link.say(
                 f"{unacknowledged:,} of {self.published:,} result messages not acknowledged by the broker "

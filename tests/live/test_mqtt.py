@@ -437,3 +437,20 @@ def test_an_unreachable_broker_is_retried_and_a_signal_still_stops_the_run(tmp_p
     )
     assert "rsp run: stopped by SIGTERM: 0 instants written, 0 triples read" in err
     assert out == "" and "Traceback" not in err
+
+
+def test_results_that_cannot_wait_for_the_broker_are_counted(monkeypatch, capsys):
+    """While the broker is away, results wait in memory up to 65,535 (MQTT's packet ids); past that
+    each one is refused, and the end of the run says how many."""
+    mqtt_broker.require()
+    import rsp.mqtt
+
+    monkeypatch.setattr(rsp.mqtt, "PUBLISH_WAIT", 0.2)
+    url = f"mqtt://127.0.0.1:{mqtt_broker.free_port()}/out"  # nothing listens there
+    publisher = rsp.mqtt.TopicPublisher(url)
+    publisher.write('{"time": 0}\n' * 70_000)
+    publisher.close()
+    assert (publisher.published, publisher.dropped) == (65_535, 70_000 - 65_535)
+    err = capsys.readouterr().err
+    assert f"rsp: {url}: 4,465 result messages dropped: more than 65,535 waited for the broker" in err
+    assert f"rsp: {url}: 65,535 of 65,535 result messages not acknowledged by the broker after 0.2 s" in err

@@ -325,8 +325,13 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     elements = 0
 
     def report(error: StreamError) -> None:
+        where = error.position
+        source = topics.get(where.file) if where is not None and where.line else None
+        if source is not None:  # a line of an MQTT topic: placed in its message
+            error = StreamError(error.message, source.position(where.line))
         print(error, file=sys.stderr)
 
+    topics: dict[str, object] = {}  # the MQTT sources by name
     late = LateLines(engine, report)  # late lines reported with their file and line, as rsp run does
 
     def push(stream: _Stream, batch: tuple) -> None:
@@ -381,6 +386,8 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         try:
             for order, (iri, path) in enumerate(pairs):
                 source = open_source(path, args.follow, stop, "ntriples")
+                if path.startswith("mqtt://"):
+                    topics[source.name] = source
                 scope = iri if per_stream[iri] == 1 else f"{iri} {path}"
                 streams.append(_Stream(order, iri, source, scope, counters=ReadCounters()))
             idle_closed = False

@@ -339,7 +339,8 @@ def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str
         except ValueError as err:
             errors.append(StreamError(str(err), Position(where, number)))
             continue
-        if parsed is None:  # blank or a comment
+        if parsed is None:  # blank or a comment: kept, so that a line keeps its number in the message
+            out.append(line if line[-1:] == "\n" else line + "\n")
             continue
         (s, p, o), comment = parsed
         word = comment.split(None, 1)[0] if comment and comment.strip() else ""

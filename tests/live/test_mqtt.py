@@ -454,3 +454,19 @@ def test_results_that_cannot_wait_for_the_broker_are_counted(monkeypatch, capsys
     err = capsys.readouterr().err
     assert f"rsp: {url}: 4,465 result messages dropped: more than 65,535 waited for the broker" in err
     assert f"rsp: {url}: 65,535 of 65,535 result messages not acknowledged by the broker after 0.2 s" in err
+
+
+def test_a_late_element_is_placed_in_its_message(broker, tmp_path):
+    lines = STREAM.read_text(encoding="utf-8").splitlines(keepends=True)
+    late = lines[0]  # time 0, once instants after it have closed
+    first = chunks(lines[:160])
+    payloads = [*first, "# a comment line first\n" + late, *chunks(lines[160:])]
+    expected = file_run(tmp_path, QUERY, [*lines[:160], late, *lines[160:]], *BUILDING_ARGS)
+    run = Run("run", str(QUERY), *BUILDING_ARGS, "--stream", broker.url("temps"), "--idle-close", "2")
+    run.wait_for(subscribed(run), "rsp run subscribed")
+    mqtt_broker.publish_all(broker.port, "temps", payloads)
+    run.wait_for(lambda: "".join(run.out) == expected, "every instant of the file run written")
+    out, err = run.stop()
+    assert out == expected, err
+    message = f"{broker.url('temps')} message {len(first) + 1}:2: late element at time 0 (instant "
+    assert message in err and "is already closed), dropped" in err, err

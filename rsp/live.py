@@ -30,6 +30,7 @@ from typing import TextIO
 
 from rsp.errors import Position, StreamError
 from rsp.io.ntriples import text_lines
+from rsp.mqtt import is_mqtt
 
 POLL = 0.1
 """Seconds between two looks at a followed file that has no new line."""
@@ -38,7 +39,7 @@ POLL = 0.1
 def is_live(path: str) -> bool:
     """Whether ``--stream`` names a live source: ``-`` (standard input), a FIFO, a character device or a
     socket; regular files are replayed (unless ``--follow``)."""
-    if path == "-" or path.startswith("mqtt://"):
+    if path == "-" or is_mqtt(path):
         return True
     try:
         mode = os.stat(path).st_mode
@@ -194,7 +195,7 @@ def open_source(path: str, follow: bool, stop: StopSignals, kind: str = "lines")
     """The live source ``path`` names: a :class:`LiveSource`, or for ``mqtt://HOST:PORT/TOPIC`` an
     :class:`rsp.mqtt.MqttSource` (``kind``: ``ntriples`` for ``rsp run``'s checked, time-stamped lines,
     ``lines`` for the others)."""
-    if path.startswith("mqtt://"):
+    if is_mqtt(path):
         from rsp.mqtt import MqttSource
 
         return MqttSource(path, kind)
@@ -386,7 +387,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         try:
             for order, (iri, path) in enumerate(pairs):
                 source = open_source(path, args.follow, stop, "ntriples")
-                if path.startswith("mqtt://"):
+                if is_mqtt(path):
                     topics[source.name] = source
                 scope = iri if per_stream[iri] == 1 else f"{iri} {path}"
                 streams.append(_Stream(order, iri, source, scope, counters=ReadCounters()))

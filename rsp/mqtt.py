@@ -118,7 +118,7 @@ def _client(topic: Topic, role: str):
         protocol=client_module.MQTTv5,
     )
     client.reconnect_delay_set(min_delay=BACKOFF[0], max_delay=BACKOFF[1])
-    client.max_queued_messages_set(0)  # results wait (in memory) for the broker however long it is away
+    client.max_queued_messages_set(0)  # results wait (in memory) while the broker is away (65,535 at most)
     client.max_inflight_messages_set(1000)
     properties = Properties(PacketTypes.CONNECT)
     properties.SessionExpiryInterval = SESSION_EXPIRY

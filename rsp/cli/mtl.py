@@ -185,6 +185,7 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
     """``rsp mtl`` with its ``--publish`` topic (None without one)."""
     from rsp.cli.common import open_stream
     from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
+    from rsp.mqtt import is_mqtt
     from rsp.mtl import format_fact, load
     from rsp.mtl.engine import Engine
     from rsp.mtl.facts import first_out_of_order, in_time_order, read_facts
@@ -213,7 +214,8 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
     live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
     name = "<stdin>" if args.stream == "-" else args.stream
     sources: list = []  # the live source, once open: an MQTT topic places a line in its message
-    if args.stream.startswith("mqtt://"):
+    topic = is_mqtt(args.stream)
+    if topic:
         counted = report
 
         def report(error) -> None:
@@ -235,7 +237,7 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
                 facts = read_facts(lines, name, report)
                 if not live and unordered:  # read whole and ordered: in memory, bounded by the file
                     facts = in_time_order(facts)
-                if args.stream.startswith("mqtt://"):  # sources[0]: the topic, open once read from
+                if topic:  # sources[0]: the topic, open once read from
                     facts = ((p, a, iv, sources[0].position(where.line)) for p, a, iv, where in facts)
                 push = engine.push
                 for pred, fact_args, iv, position in facts:

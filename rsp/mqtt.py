@@ -266,7 +266,8 @@ class MqttSource:
         try:
             text = payload.decode("utf-8")
         except UnicodeDecodeError as err:
-            self._reject(number, [StreamError(f"not UTF-8 text (byte {err.start + 1})", self._where(number))])
+            where = Position(self._where(number))
+            self._reject(number, [StreamError(f"not UTF-8 text (byte {err.start + 1})", where)])
             return []
         if text.startswith("\ufeff"):
             text = text[1:]
@@ -315,8 +316,9 @@ class MqttSource:
 
 
 def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str], list[StreamError]]:
-    """N-Triples lines of one message, each ending in its time comment (``arrival`` for a line without
-    one) and a line feed; the errors of the malformed lines, positioned at ``where:LINE``.
+    """N-Triples lines of one message, each triple's ending in its time comment (``arrival`` for a line
+    without one) and a line feed, blank and comment lines kept (a line keeps its number); the errors of
+    the malformed lines, positioned at ``where:LINE``.
 
     >>> lines, errors = ntriples_lines(
     ...     ['<a:x> <a:p> "x" .', '<a:x> <a:p> 1 . # 5', '<a:x> <a:p> <a:y> . # 3'], 7, "t"

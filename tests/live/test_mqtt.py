@@ -470,3 +470,43 @@ def test_a_late_element_is_placed_in_its_message(broker, tmp_path):
     assert out == expected, err
     message = f"{broker.url('temps')} message {len(first) + 1}:2: late element at time 0 (instant "
     assert message in err and "is already closed), dropped" in err, err
+
+
+def test_results_wait_for_an_absent_broker_and_go_out_once_it_is_back(tmp_path):
+    """A broker with persistence keeps the test subscriber's session over its restart, so whatever the
+    order in which the two clients come back, every result the publisher wrote while the broker was
+    away must reach the subscriber, after the one written before, in order."""
+    mqtt_broker.require()
+    import paho.mqtt.client as mqtt
+
+    from rsp.mqtt import TopicPublisher
+
+    broker = mqtt_broker.Broker(tmp_path, persistence=True).start()
+    received: list[str] = []
+    subscriber = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="test-kept", clean_session=False)
+    subscriber.reconnect_delay_set(min_delay=0.1, max_delay=0.5)
+    subscriber.on_connect = lambda c, *_args: c.subscribe("out", qos=1)
+    subscriber.on_message = lambda _c, _u, message: received.append(message.payload.decode("utf-8"))
+    try:
+        subscriber.connect("127.0.0.1", broker.port)
+        subscriber.loop_start()
+        deadline = time.monotonic() + WAIT
+        while broker.logged("Sending SUBACK to test-kept") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        publisher = TopicPublisher(broker.url("out"), log=open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+        publisher.write('{"time": 1}\n')
+        while received != ['{"time": 1}'] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        broker.stop(graceful=True)
+        publisher.write('{"time": 2}\n{"time": 3}\n')  # waits in memory
+        time.sleep(1.0)
+        broker.start()
+        publisher.close()  # waits until the broker acknowledged them
+        assert (publisher.published, publisher.acknowledged, publisher.dropped) == (3, 3, 0)
+        while len(received) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert received == ['{"time": 1}', '{"time": 2}', '{"time": 3}']
+    finally:
+        subscriber.disconnect()
+        subscriber.loop_stop()
+        broker.stop()

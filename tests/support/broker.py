@@ -56,15 +56,18 @@ def free_port() -> int:
 class Broker:
     """mosquitto on ``127.0.0.1:port``, its configuration and log in ``folder``."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, persistence: bool = False) -> None:
+        """``persistence``: sessions and queued messages kept across a restart (saved when :meth:`stop`
+        ends the broker with SIGTERM), in ``folder``."""
         self.folder = Path(folder)
         self.port = free_port()
         self.log = self.folder / "mosquitto.log"
         self.config = self.folder / "mosquitto.conf"
+        kept = f"persistence true\npersistence_location {self.folder}/\nuser root\n" if persistence else ""
         self.config.write_text(
             f"listener {self.port} 127.0.0.1\n"
             "allow_anonymous true\n"
-            "persistence false\n"
+            f"{kept or 'persistence false' + chr(10)}"
             "log_dest stderr\n"
             "log_type all\n"
             "max_queued_messages 1000000\n",
@@ -93,9 +96,14 @@ class Broker:
                 time.sleep(0.05)
         raise RuntimeError(f"mosquitto did not listen on 127.0.0.1:{self.port}")
 
-    def stop(self) -> None:
+    def stop(self, graceful: bool = False) -> None:
+        """Kill the broker (SIGKILL: a crash), or with ``graceful`` end it with SIGTERM (it saves its
+        persistence)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
+            if graceful:
+                self.process.terminate()
+            else:
+                self.process.kill()
             self.process.wait(10)
         self.process = None
 

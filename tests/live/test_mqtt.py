@@ -510,3 +510,89 @@ def test_results_wait_for_an_absent_broker_and_go_out_once_it_is_back(tmp_path):
         subscriber.disconnect()
         subscriber.loop_stop()
         broker.stop()
+
+
+class Cut:
+    """A TCP relay between clients and the broker whose connections the test can cut, as a network
+    fault does, while the broker stays up."""
+
+    def __init__(self, port: int) -> None:
+        import socket
+
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _address = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for end in (a, b):
+            try:
+                end.close()
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        import socket
+
+        for end in self.open:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.open = []
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+def test_a_source_resumes_its_session_after_a_lost_connection(broker):
+    """The source asks the broker to keep its session (its subscription, the QoS 1 messages queued for
+    it) and resumes it when it reconnects: messages published while its connection was down arrive."""
+    import re
+
+    from rsp.mqtt import MqttSource
+
+    relay = Cut(broker.port)
+    source = MqttSource(f"mqtt://127.0.0.1:{relay.port}/kept", log=open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+    try:
+        deadline = time.monotonic() + WAIT
+        while broker.logged("Sending SUBACK to rsp-source") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        name = re.search(r"as (rsp-source-\w+) ", broker.log.read_text(encoding="utf-8")).group(1)
+        relay.cut()  # the source waits 0.5 s before it reconnects
+        lines = [f"<http://ex.org/s> <http://ex.org/p> <http://ex.org/o{i}> . # {i}\n" for i in range(20)]
+        mqtt_broker.publish_all(broker.port, "kept", lines)  # most likely queued for the session meanwhile
+        while broker.logged(f"Sending CONNACK to {name}") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        log = broker.log.read_text(encoding="utf-8")
+        assert re.search(rf"as {name} \(p5, c0, ", log), "the reconnection does not ask to resume"
+        assert f"Sending CONNACK to {name} (1, 0)" in log, "the session was not present"
+        got: list[str] = []
+        while len(got) < len(lines) and time.monotonic() < deadline:
+            got += source.read()
+            time.sleep(0.05)
+        assert got == lines
+    finally:
+        source.close()
+        relay.close()

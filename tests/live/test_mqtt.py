@@ -512,60 +512,6 @@ def test_results_wait_for_an_absent_broker_and_go_out_once_it_is_back(tmp_path):
         broker.stop()
 
 
-class Cut:
-    """A TCP relay between clients and the broker whose connections the test can cut, as a network
-    fault does, while the broker stays up."""
-
-    def __init__(self, port: int) -> None:
-        import socket
-
-        self.target = port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.open: list = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-
-        while True:
-            try:
-                client, _address = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(("127.0.0.1", self.target))
-            self.open += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pipe(a, b) -> None:
-        try:
-            while data := a.recv(65536):
-                b.sendall(data)
-        except OSError:
-            pass
-        for end in (a, b):
-            try:
-                end.close()
-            except OSError:
-                pass
-
-    def cut(self) -> None:
-        import socket
-
-        for end in self.open:
-            try:
-                end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self.open = []
-
-    def close(self) -> None:
-        self.cut()
-        self.listener.close()
-
-
 def test_a_source_resumes_its_session_after_a_lost_connection(broker):
     """The source asks the broker to keep its session (its subscription, the QoS 1 messages queued for
     it) and resumes it when it reconnects: messages published while its connection was down arrive."""
@@ -573,7 +519,7 @@ def test_a_source_resumes_its_session_after_a_lost_connection(broker):
 
     from rsp.mqtt import MqttSource
 
-    relay = Cut(broker.port)
+    relay = mqtt_broker.Relay(broker.port)
     source = MqttSource(f"mqtt://127.0.0.1:{relay.port}/kept", log=open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
         deadline = time.monotonic() + WAIT

@@ -1,8 +1,9 @@
 """A real MQTT broker for the tests marked ``mqtt`` and for benchmarks/mqtt.py: Debian's mosquitto on a
-free loopback port with a configuration file of its own (anonymous clients, no persistence, every
-packet logged so a test can see what the broker sent and received), stopped and started again on the
-same port to play a broker restart. :func:`require` skips a test when mosquitto or paho-mqtt is absent,
-or fails it under ``RSP_REQUIRE_MQTT=1`` (``make test``)."""
+free loopback port with a configuration file of its own (anonymous clients, no persistence unless
+asked, every packet logged so a test can see what the broker sent and received), stopped and started
+again on the same port to play a broker restart; a :class:`Relay` whose connections a test cuts plays a
+network fault. :func:`require` skips a test when mosquitto or paho-mqtt is absent, or fails it under
+``RSP_REQUIRE_MQTT=1`` (``make test``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -141,3 +143,51 @@ def publish_all(port: int, topic: str, payloads: list, pause: float = 0.0) -> No
     finally:
         client.disconnect()
         client.loop_stop()
+
+
+class Relay:
+    """A TCP relay between clients and the broker whose connections the test can cut, as a network
+    fault does, while the broker stays up."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _address = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a, b) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for end in (a, b):
+            try:
+                end.close()
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        for end in self.open:
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.open = []
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()

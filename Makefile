@@ -10,12 +10,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.rsp-installed
 
-.PHONY: demo test fuzz lint bench clean java browser docs durations
+.PHONY: demo test fuzz lint bench clean java browser mosquitto docs durations
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark,docs,serve]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,spark,docs,serve,mqtt]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -68,8 +68,20 @@ browser:
 			echo "the browser test needs Chromium: install it, e.g. sudo apt-get install chromium chromium-driver"; exit 1; \
 		fi; }
 
-test: $(STAMP) $(W3C) $(W3C_QUERY) java browser
-	RSP_REQUIRE_BROWSER=1 RSP_REQUIRE_CLUSTER=1 $(BIN)/python -m pytest -q $(JOBS)
+# The MQTT tests (tests marked mqtt) start Debian's mosquitto broker on a loopback port, and
+# benchmarks/mqtt.py publishes with its mosquitto_pub: say how to get them, or install them when run as root.
+mosquitto:
+	@{ { command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto; } && \
+		command -v mosquitto_pub >/dev/null 2>&1; } || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing the mosquitto MQTT broker and its clients for the MQTT tests (mosquitto, mosquitto-clients)"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto mosquitto-clients >/dev/null; \
+		else \
+			echo "the MQTT tests need the mosquitto broker: install it, e.g. sudo apt-get install mosquitto mosquitto-clients"; exit 1; \
+		fi; }
+
+test: $(STAMP) $(W3C) $(W3C_QUERY) java browser mosquitto
+	RSP_REQUIRE_BROWSER=1 RSP_REQUIRE_CLUSTER=1 RSP_REQUIRE_MQTT=1 $(BIN)/python -m pytest -q $(JOBS)
 
 # Record each test file's seconds (tests/durations.json), which orders the files for the workers: the
 # longest first (tests/conftest.py). Run it when files were added or got much slower or faster.

@@ -1,6 +1,7 @@
 """Live input for ``rsp run``, ``rsp lars`` and ``rsp mtl``: streams read from standard input (``-``), a
 pipe, a FIFO or a growing file (``--follow``) as their lines arrive, each instant's results written and
-flushed as soon as it closes, ``--idle-close`` and a clean stop on SIGINT / SIGTERM.
+flushed as soon as it closes, ``--idle-close`` and a clean stop on SIGINT / SIGTERM; an MQTT topic
+(``mqtt://HOST:PORT/TOPIC``, rsp/mqtt.py) is read as such a source.
 
 Instants close on event time exactly as for a file (the output equals ``rsp run``'s on the same lines):
 the lines of one time wait until a line of a later time arrives (or the stream ends), and with several
@@ -29,6 +30,7 @@ from typing import TextIO
 
 from rsp.errors import Position, StreamError
 from rsp.io.ntriples import text_lines
+from rsp.mqtt import is_mqtt
 
 POLL = 0.1
 """Seconds between two looks at a followed file that has no new line."""
@@ -37,7 +39,7 @@ POLL = 0.1
 def is_live(path: str) -> bool:
     """Whether ``--stream`` names a live source: ``-`` (standard input), a FIFO, a character device or a
     socket; regular files are replayed (unless ``--follow``)."""
-    if path == "-":
+    if path == "-" or is_mqtt(path):
         return True
     try:
         mode = os.stat(path).st_mode
@@ -179,6 +181,10 @@ class LiveSource:
         text = data[:cut].decode("utf-8", errors="replace")
         return text_lines(text)  # as a file's lines (not str.splitlines: a literal may hold U+2028)
 
+    def position(self, line: int) -> Position:
+        """Where line ``line`` of the source (counted from 1) is."""
+        return Position(self.name, line)
+
     def quiet_for(self) -> float:
         """Seconds since the last line came."""
         return time.monotonic() - self.last_input
@@ -186,6 +192,25 @@ class LiveSource:
     def close(self) -> None:
         if self.path != "-":
             os.close(self.fd)
+
+
+def open_source(path: str, follow: bool, stop: StopSignals, kind: str = "lines"):
+    """The live source ``path`` names: a :class:`LiveSource`, or for ``mqtt://HOST:PORT/TOPIC`` an
+    :class:`rsp.mqtt.MqttSource` (``kind``: ``ntriples`` for ``rsp run``'s checked, time-stamped lines,
+    ``lines`` for the others)."""
+    if is_mqtt(path):
+        from rsp.mqtt import MqttSource
+
+        return MqttSource(path, kind)
+    return LiveSource(path, follow, stop)
+
+
+def drained(source) -> list[str]:
+    """At a stop, what a source took and has not given yet: an MQTT topic's messages, acknowledged to
+    the broker, so they are read (:meth:`rsp.mqtt.MqttSource.drain`); nothing for the others (the
+    unread bytes of a pipe were never taken)."""
+    drain = getattr(source, "drain", None)
+    return drain() if drain is not None else []
 
 
 def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
@@ -206,10 +231,14 @@ def wait(sources: list[LiveSource], stop: StopSignals, timeout: float) -> None:
             pass
 
 
-def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
+def live_lines(
+    path: str, follow: bool, stop: StopSignals, opened: Callable[[LiveSource], None] | None = None
+) -> Iterator[str]:
     """The lines of a live source one by one as they arrive, until its end or a stop signal (``rsp mtl``
-    reads its facts this way)."""
-    source = LiveSource(path, follow, stop)
+    reads its facts this way); ``opened`` is given the source once open (its ``position`` places a line)."""
+    source = open_source(path, follow, stop)
+    if opened is not None:
+        opened(source)
     try:
         while not stop.requested.is_set():
             lines = source.read()
@@ -218,6 +247,7 @@ def live_lines(path: str, follow: bool, stop: StopSignals) -> Iterator[str]:
                 return
             if not lines:
                 wait([source], stop, 1.0)
+        yield from drained(source)
     finally:
         source.close()
 
@@ -310,8 +340,13 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     elements = 0
 
     def report(error: StreamError) -> None:
+        where = error.position
+        source = topics.get(where.file) if where is not None and where.line else None
+        if source is not None:  # a line of an MQTT topic: placed in its message
+            error = StreamError(error.message, source.position(where.line))
         print(error, file=sys.stderr)
 
+    topics: dict[str, object] = {}  # the MQTT sources by name
     late = LateLines(engine, report)  # late lines reported with their file and line, as rsp run does
 
     def push(stream: _Stream, batch: tuple) -> None:
@@ -349,7 +384,7 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
 
         def error(err: StreamError) -> None:
             line = (err.position.line if err.position else 0) + offset
-            report(StreamError(err.message, Position(stream.source.name, line)))
+            report(StreamError(err.message, stream.source.position(line)))
 
         for time_, triples, numbers in read_triple_batches(
             lines,
@@ -365,7 +400,9 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     with StopSignals() as stop:
         try:
             for order, (iri, path) in enumerate(pairs):
-                source = LiveSource(path, args.follow, stop)
+                source = open_source(path, args.follow, stop, "ntriples")
+                if is_mqtt(path):
+                    topics[source.name] = source
                 scope = iri if per_stream[iri] == 1 else f"{iri} {path}"
                 streams.append(_Stream(order, iri, source, scope, counters=ReadCounters()))
             idle_closed = False
@@ -399,6 +436,10 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
                         quiet_in = [idle - (now - s.source.last_input) for s in streams if not s.done]
                         timeout = min([timeout, *quiet_in])
                     wait([s.source for s in streams], stop, timeout)
+            for stream in streams:  # stopped: what an MQTT topic acknowledged is read too
+                lines = drained(stream.source)
+                if lines:
+                    feed(stream, lines)
         except Stopped:
             pass
         finally:
@@ -469,12 +510,13 @@ def live_atom_batches(
 
     with StopSignals() as stop:
         try:
-            source = LiveSource(args.stream, args.follow, stop)
+            source = open_source(args.stream, args.follow, stop)
         except Stopped:
             source = None
         try:
-            while source is not None and not stop.requested.is_set() and not source.ended:
-                lines = source.read()
+            while source is not None and not source.ended:
+                stopping = stop.requested.is_set()  # then a last look: what a topic acknowledged
+                lines = drained(source) if stopping else source.read()
                 ready = []
                 if lines:
                     offset = lines_read
@@ -482,7 +524,7 @@ def live_atom_batches(
 
                     def error(err: StreamError, offset: int = offset) -> None:
                         line = (err.position.line if err.position else 0) + offset
-                        report(StreamError(err.message, Position(source.name, line)))
+                        report(StreamError(err.message, source.position(line)))
 
                     for time_, atoms in iter_batches(lines, source.name, error, late, grouped=grouped):
                         atoms_read += sum(map(len, atoms.values())) if isinstance(atoms, dict) else len(atoms)
@@ -496,6 +538,8 @@ def live_atom_batches(
                     first = batch[0] if first is None else first
                     last = batch[0]
                     yield batch
+                if stopping:
+                    break
                 out.flush()
                 if not lines and not source.ended:
                     timeout = 1.0

@@ -26,14 +26,17 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "state store; sources, the session, the command's driving and writers",
          ("runtime", "query.compile", "query.answers", "query.translation", "query.syntax", "mtl", "engine",
           "lars", "io", "errors", "lazy", "rsp")),
-        ("live", "live input: standard input, pipes, FIFOs and `--follow`, read as they grow",
-         ("io", "errors")),
+        ("live", "live input: standard input, pipes, FIFOs, MQTT topics and `--follow`, read as they grow",
+         ("mqtt", "io", "errors")),
     ],
     [
         ("runtime", "the one way in for every surface: `Engine` registers compiled queries and takes "
          "elements; each `QueryHandle` has a public `Clock`, subscribers, and hands out `Result` values",
          ("query.compile", "query.answers", "query.syntax", "background", "engine", "lars", "io",
           "errors")),
+        ("mqtt", "MQTT in and out over paho-mqtt (the extra `mqtt`): a topic as a live stream source "
+         "(N-Triples or JSON-LD messages, QoS 1, reconnection), results published to a topic",
+         ("background", "io", "errors")),
     ],
     [
         ("query.compile", "the compile pipeline (`query/compile.py`): parse, validate, translate, add the "

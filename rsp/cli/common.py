@@ -111,6 +111,16 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_publish_option(parser: argparse.ArgumentParser) -> None:
+    """``--publish mqtt://HOST:PORT/TOPIC`` (docs/mqtt.md#publishing-results)."""
+    parser.add_argument(
+        "--publish",
+        metavar="mqtt://HOST:PORT/TOPIC",
+        help="also publish the results to an MQTT topic, one message per line as --format jsonl writes "
+        "them, at QoS 1 (needs the extra 'mqtt')",
+    )
+
+
 def open_stream(path: str) -> TextIO:
     """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
     try:

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, open_stream
+from rsp.cli.common import Progress, add_live_options, add_publish_option, live, open_stream
 from rsp.cli.lars_output import CsvAtoms, output_predicates
 from rsp.cli.models import parse_models
 from rsp.errors import ProgramError, RspError, StreamError
@@ -76,10 +76,21 @@ def add_parser(sub) -> None:
         help="answer-stream reasoning: clingo (default: constraints, odd loops) or tms (incremental)",
     )
     add_live_options(lars)
+    add_publish_option(lars)
     lars.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
+    from rsp.mqtt import publishing
+
+    if args.publish and (args.models is not None or args.mode is not None):
+        raise RspError("--publish: answer streams (--models, --mode) are not published yet")
+    with publishing(args.publish) as publisher:
+        return evaluate(args, out, publisher)
+
+
+def evaluate(args: argparse.Namespace, out: TextIO, publisher) -> int:
+    """``rsp lars`` with its ``--publish`` topic (None without one)."""
     from rsp.engine import Engine
     from rsp.io.atoms import iter_batches
     from rsp.lars import load
@@ -96,6 +107,9 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     except ProgramError as error:  # not stratified (or a constraint): answer streams, one model each
         if not error.message.startswith("negation through recursion"):
             raise
+        if publisher is not None:
+            message = "--publish: answer streams (a program not stratified) are not published yet"
+            raise RspError(message) from None
         from rsp.cli.models import run_models
 
         return run_models(args, out)
@@ -131,6 +145,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         text_of = (lambda p, a: short_atom(short, p, a)) if short else format_atom
         lines = AtomLines(engine, args.format, text_of, shown)
     table = CsvAtoms(out, engine.intensional if shown is None else shown) if args.format == "csv" else None
+    published = None  # --publish: each time point's line as --format jsonl writes it
+    if publisher is not None:
+        from rsp.engine.output import AtomLines
+
+        mine = args.format == "jsonl" and lines is not None
+        published = lines if mine else AtomLines(engine, "jsonl", predicates=shown)
     progress = Progress(args.quiet, "time point", "atoms")
     write = out.write
     fmt = args.format
@@ -154,7 +174,10 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             elif explain:
                 write_explained_atoms(engine, t, fmt, write, shown)
             else:  # each atom's text made once while it holds (rsp/engine/output.py)
-                write(lines.line(t))
+                line = lines.line(t)
+                write(line)
+            if published is not None:
+                publisher.write(line if published is lines else published.line(t))
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
     if not args.quiet:

@@ -10,6 +10,7 @@ from fractions import Fraction
 from time import perf_counter
 from typing import TextIO
 
+from rsp.cli.common import add_publish_option
 from rsp.errors import RspError, StreamError
 
 MTL_EXAMPLE = """example:
@@ -75,6 +76,7 @@ def add_parser(sub) -> None:
         action="store_true",
         help="at the end, on stderr: facts read, the peak number of stored intervals, seconds",
     )
+    add_publish_option(mtl)
     mtl.set_defaults(handler=command)
 
 
@@ -170,10 +172,20 @@ def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     """``rsp mtl``: a regular file is a dataset, reasoned over whatever the order of its facts; standard
-    input, pipes, FIFOs and ``--follow`` are a stream in the order of the left ends (late facts dropped
-    and reported with their line, or ``--late fail``)."""
+    input, pipes, FIFOs, MQTT topics and ``--follow`` are a stream in the order of the left ends (late
+    facts dropped and reported with their line, or ``--late fail``); ``--publish`` sends the results to
+    an MQTT topic too."""
+    from rsp.mqtt import publishing
+
+    with publishing(args.publish) as publisher:
+        return reason(args, out, publisher)
+
+
+def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
+    """``rsp mtl`` with its ``--publish`` topic (None without one)."""
     from rsp.cli.common import open_stream
     from rsp.live import Stopped, StopSignals, is_live, live_lines, summary
+    from rsp.mqtt import is_mqtt
     from rsp.mtl import format_fact, load
     from rsp.mtl.engine import Engine
     from rsp.mtl.facts import first_out_of_order, in_time_order, read_facts
@@ -192,11 +204,28 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             print(error, file=sys.stderr)
 
     emit = writer(out, args.format, points is not None)
+    if publisher is not None:  # --publish: the results as --format jsonl writes them, too
+        shown, sent = emit, writer(publisher, "jsonl", points is not None)
+
+        def emit(results) -> None:
+            shown(results)
+            sent(results)
+
     live = args.follow or is_live(args.stream)  # stdin, pipes, FIFOs, --follow (rsp/live.py)
     name = "<stdin>" if args.stream == "-" else args.stream
+    sources: list = []  # the live source, once open: an MQTT topic places a line in its message
+    topic = is_mqtt(args.stream)
+    if topic:
+        counted = report
+
+        def report(error) -> None:
+            if error.position is not None and sources:
+                error = StreamError(error.message, sources[0].position(error.position.line))
+            counted(error)
+
     with StopSignals() if live else contextlib.nullcontext() as stop:
         if live:
-            handle = contextlib.closing(live_lines(args.stream, args.follow, stop))
+            handle = contextlib.closing(live_lines(args.stream, args.follow, stop, sources.append))
         else:
             with open_stream(args.stream) as scan:  # a dataset: are its facts in time order?
                 unordered = first_out_of_order(scan) is not None
@@ -208,6 +237,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 facts = read_facts(lines, name, report)
                 if not live and unordered:  # read whole and ordered: in memory, bounded by the file
                     facts = in_time_order(facts)
+                if topic:  # sources[0]: the topic, open once read from
+                    facts = ((p, a, iv, sources[0].position(where.line)) for p, a, iv, where in facts)
                 push = engine.push
                 for pred, fact_args, iv, position in facts:
                     taken, late = engine.facts_read, engine.late

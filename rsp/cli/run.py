@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, open_queries, tagged
+from rsp.cli.common import Progress, add_live_options, add_publish_option, live, open_queries, tagged
 from rsp.errors import RspError, StreamError
 
 RUN_EXAMPLE = """example:
@@ -44,8 +44,8 @@ def add_parser(sub) -> None:
         action="append",
         required=True,
         metavar="[IRI=]FILE",
-        help="a stream file ('-': standard input; pipes and FIFOs are read live); IRI= names the stream "
-        "when the query reads several",
+        help="a stream file ('-': standard input; pipes, FIFOs and mqtt://HOST:PORT/TOPIC are read live); "
+        "IRI= names the stream when the query reads several",
     )
     run.add_argument(
         "--ontology",
@@ -89,20 +89,38 @@ def add_parser(sub) -> None:
         help="with each instant's answers, why they came out: the rules (query line or W3C rule id) and "
         "the stream triples (with their times in ms) they rest on (formats jsonl, sparql-json, text)",
     )
+    add_publish_option(run)
     add_live_options(run)
     run.set_defaults(handler=command)
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
+        raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
+    if args.publish:
+        from rsp.mqtt import parse_url
+
+        parse_url(args.publish, "--publish")
+    engine, handles, writers, pairs = open_queries(args, args.query, out)
+    if not args.publish:
+        return run(args, out, engine, handles, writers, pairs)
+    from rsp.mqtt import publish_results
+
+    publisher, published = publish_results(args.publish, handles)
+    try:
+        return run(args, out, engine, handles, writers + published, pairs)
+    finally:
+        publisher.close()
+
+
+def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) -> int:
+    """``rsp run`` once its queries are registered (:func:`rsp.cli.common.open_queries`)."""
     import heapq
 
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
     from rsp.live import no_stream_file
 
-    if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
-        raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
-    engine, handles, writers, pairs = open_queries(args, args.query, out)
     query = handles[0]
     if args.follow or any(live(path) for _iri, path in pairs):  # stdin, pipes, FIFOs: rsp/live.py
         from rsp.live import run_query_live

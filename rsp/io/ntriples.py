@@ -515,6 +515,16 @@ def read_triple_batches(
         rejects.close()
 
 
+def is_timed_line(line: str) -> bool:
+    """Whether ``line`` is one well-formed triple ending in a time comment (``. # ms``), as the readers'
+    fast path takes it; False does not mean malformed (:func:`parse_line` tells).
+
+    >>> is_timed_line('<a:s> <a:p> "x" . # 12\\n'), is_timed_line("<a:s> <a:p> <a:o> .")
+    (True, False)
+    """
+    return _TIMED_LINE.fullmatch(line) is not None
+
+
 def _chunk_text(block: list[str]) -> str:
     """The lines of a chunk as one text in which every line ends with a newline."""
     text = "".join(block) if block[0][-1:] == "\n" else "\n".join(block)

@@ -349,11 +349,33 @@ def test_a_fifo_is_read_live(tmp_path: Path) -> None:
     assert expected[:2] + rest == expected
 
 
+def _wait_blocked_opening_the_fifo(pid: int, timeout: float = 60) -> None:
+    """Until the process handles SIGTERM and waits in the kernel for a FIFO's writer (Linux's /proc)."""
+    deadline = time.monotonic() + timeout
+    status, wchan = Path(f"/proc/{pid}/status"), Path(f"/proc/{pid}/wchan")
+    while time.monotonic() < deadline:
+        caught = next((line.split()[1] for line in status.read_text().splitlines() if line.startswith("SigCgt")), "0")
+        waiting = any(word in wchan.read_text() for word in ("fifo", "partner")) or _syscall(pid)
+        if int(caught, 16) >> (signal.SIGTERM - 1) & 1 and waiting:
+            return
+        time.sleep(0.02)
+    raise AssertionError("rsp never waited for the FIFO's writer")
+
+
+def _syscall(pid: int) -> str:
+    """'fifo' when the process is in an open(2) of a FIFO by what /proc tells (wchan can be 0 there)."""
+    try:
+        number = Path(f"/proc/{pid}/syscall").read_text().split()[0]
+    except (OSError, IndexError):
+        return ""
+    return "fifo" if number in ("2", "257", "56") else ""  # open, openat on x86-64; openat on arm64
+
+
 def test_a_signal_stops_rsp_waiting_for_a_fifo_writer(tmp_path: Path) -> None:
     fifo = tmp_path / "stream.fifo"
     os.mkfifo(fifo)
     rsp = Process("run", str(QUERY), "--stream", str(fifo), *BUILDING_ARGS, stdin=subprocess.DEVNULL)
-    time.sleep(1.0)  # rsp is blocked opening the FIFO (no writer yet)
+    _wait_blocked_opening_the_fifo(rsp.proc.pid)  # not a fixed sleep: a loaded machine starts rsp slowly
     os.killpg(rsp.proc.pid, signal.SIGTERM)
     code, rest, stderr = rsp.finish()
     assert (code, rest) == (0, [])

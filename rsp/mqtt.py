@@ -261,24 +261,7 @@ class MqttSource:
 
     def _lines(self, payload: bytes, arrival: int, number: int) -> list[str]:
         """A message's lines, or [] (reported) when it is malformed."""
-        from rsp.io.ntriples import is_timed_line, text_lines
-
-        try:
-            text = payload.decode("utf-8")
-        except UnicodeDecodeError as err:
-            where = Position(self._where(number))
-            self._reject(number, [StreamError(f"not UTF-8 text (byte {err.start + 1})", where)])
-            return []
-        if text.startswith("\ufeff"):
-            text = text[1:]
-        if self.kind != "ntriples":
-            return [line if line[-1:] == "\n" else line + "\n" for line in text_lines(text)]
-        if text.find("\n", 0, len(text) - 1) < 0 and "\r" not in text and is_timed_line(text):
-            return [text if text[-1:] == "\n" else text + "\n"]  # the common message: one timed line
-        if text.lstrip()[:1] in ("{", "["):
-            lines, errors = jsonld_lines(text, arrival, self._where(number))
-        else:
-            lines, errors = ntriples_lines(text_lines(text), arrival, self._where(number))
+        lines, errors = message_lines(payload, arrival, self._where(number), self.kind)
         if errors:
             self._reject(number, errors)
             return []
@@ -313,6 +296,28 @@ class MqttSource:
         self._disconnect()
         os.close(self.fd)
         os.close(self._wake)
+
+
+def message_lines(
+    payload: bytes, arrival: int, where: str, kind: str = "ntriples"
+) -> tuple[list[str], list[StreamError]]:
+    """A message's lines (``kind`` ``ntriples``: checked N-Triples lines with their times, the arrival
+    time for those without; ``lines``: its lines as they are), or the errors that refuse it whole."""
+    from rsp.io.ntriples import is_timed_line, text_lines
+
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return [], [StreamError(f"not UTF-8 text (byte {err.start + 1})", Position(where))]
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if kind != "ntriples":
+        return [line if line[-1:] == "\n" else line + "\n" for line in text_lines(text)], []
+    if text.find("\n", 0, len(text) - 1) < 0 and "\r" not in text and is_timed_line(text):
+        return [text if text[-1:] == "\n" else text + "\n"], []  # the common message: one timed line
+    if text.lstrip()[:1] in ("{", "["):
+        return jsonld_lines(text, arrival, where)
+    return ntriples_lines(text_lines(text), arrival, where)
 
 
 def ntriples_lines(lines: list[str], arrival: int, where: str) -> tuple[list[str], list[StreamError]]:

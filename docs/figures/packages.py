@@ -19,8 +19,9 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "(what they share) and `main` (also `python -m rsp`: `rsp/__main__.py`)", ("*",)),
     ],
     [
-        ("serve", "`rsp serve`'s state and routes (HTTP, SSE, WebSocket) over the runtime's API",
-         ("runtime", "background", "io", "errors", "rsp")),
+        ("serve", "`rsp serve`'s state, its write-ahead log (`--data`) and routes (HTTP, SSE, WebSocket), "
+         "MQTT subscriptions, over the runtime's API",
+         ("runtime", "background", "mqtt", "io", "errors", "rsp")),
         ("spark", "the only package that imports PySpark: `reason` and `reason_program` (a streaming "
          "DataFrame in, one out), an engine per key bucket in Spark's stateful operator, its state in the "
          "state store; sources, the session, the command's driving and writers",

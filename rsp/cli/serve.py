@@ -53,6 +53,10 @@ def add_parser(sub) -> None:
                        help="with --data: rewrite the log without what no window or retained instant "
                        "needs once it is over BYTES and twice its size after the last rewrite "
                        "(default 64 MiB)")  # fmt: skip
+    serve.add_argument("--subscribe", action="append", default=[], metavar="IRI=mqtt://HOST:PORT/TOPIC",
+                       help="feed stream IRI from an MQTT topic (QoS 1; each message acknowledged once "
+                       "the service has it, after the log's sync with --data; docs/mqtt.md); "
+                       "repeatable")  # fmt: skip
     serve.add_argument("--quiet", "-q", action="store_true", help="no access log, no query warnings")
     serve.set_defaults(handler=command)
 
@@ -82,7 +86,7 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
     except BaseException:
         listening.close()
         raise
-    app = create_app(service, args.token, args.max_body)
+    app = create_app(service, args.token, args.max_body, subscriptions(args.subscribe), args.data)
     host, port = listening.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     print(f"rsp serve: {url} (API: /openapi.json)", file=sys.stderr, flush=True)
@@ -165,3 +169,18 @@ def _signals_stop(stopped_by: list[str]) -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def subscriptions(given: list[str]) -> list[tuple[str, str]]:
+    """``--subscribe IRI=mqtt://HOST:PORT/TOPIC`` values as (IRI, URL) pairs, checked."""
+    pairs = []
+    for value in given:
+        iri, sep, url = value.partition("=")
+        if not sep or not iri or not url.startswith("mqtt://"):
+            raise RspError(f"--subscribe {value}: give STREAM_IRI=mqtt://HOST:PORT/TOPIC")
+        from rsp.mqtt import paho, parse_url
+
+        parse_url(url, "--subscribe")
+        paho()  # the extra is there, or say which one to install
+        pairs.append((iri, url))
+    return pairs

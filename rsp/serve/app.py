@@ -7,8 +7,10 @@ request bodies are limited in size."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import Sequence
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -54,9 +56,15 @@ def _error_json(err: Exception) -> dict:
 
 
 def create_app(
-    service: Service | None = None, token: str | None = None, max_body: int = MAX_BODY
+    service: Service | None = None,
+    token: str | None = None,
+    max_body: int = MAX_BODY,
+    subscriptions: Sequence[tuple[str, str]] = (),
+    identity: str | None = None,
 ) -> Starlette:
-    """The ASGI application (``uvicorn.run(create_app())``)."""
+    """The ASGI application (``uvicorn.run(create_app())``). ``subscriptions``: (stream IRI, MQTT topic
+    URL) pairs fed from the broker while the application runs (:mod:`rsp.serve.subscribe`; ``identity``,
+    the data folder, makes their broker sessions outlive a restart)."""
     service = service if service is not None else Service()
 
     async def body(request: Request) -> str:
@@ -279,7 +287,23 @@ def create_app(
         return JSONResponse({"error": {"message": message, "text": message}}, 500)
 
     handlers = {HTTPException: http_error, Exception: internal_error}
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        from rsp.serve.subscribe import Subscription
+
+        running = []
+        try:
+            for iri, url in subscriptions:
+                service.add_stream(iri, log=False)
+                subscription = Subscription(service, _bare_iri(iri), url, identity)
+                subscription.start()
+                running.append(subscription)
+            yield
+        finally:
+            for subscription in running:
+                subscription.close()
+
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan if subscriptions else None)
     app.state.service = service
     return app
 
@@ -332,3 +356,7 @@ def _json(text: str):
         raise RspError(f"not JSON: {err.msg}", Position("<request>", err.lineno, err.colno)) from None
     except RecursionError:
         raise RspError("not JSON this service reads: nested too deeply", Position("<request>")) from None
+
+
+def _bare_iri(iri: str) -> str:
+    return iri[1:-1] if iri.startswith("<") and iri.endswith(">") else iri

@@ -315,14 +315,14 @@ class Service:
             self._log({"op": "unstream", "iri": iri})
         self.streams.discard(iri)
 
-    def push_ntriples(self, iri: str, text: str, key: str | None = None) -> dict:
+    def push_ntriples(self, iri: str, text: str, key: str | None = None, *, again: bool = False) -> dict:
         """N-Triples lines ending in ``# <ms>`` for stream ``iri``: all of them, or none if a line is bad
         (a :class:`StreamError` per bad line, positioned in the request body). ``key`` names the
         request: sent again with a key already answered, nothing is added and the first answer is
-        returned."""
+        returned — unless ``again`` (a new request whose key may have been seen: added and kept)."""
         from rsp.io.ntriples import read_triple_batches, text_lines
 
-        if key is not None and key in self.answered:
+        if key is not None and key in self.answered and not again:
             return self.answered[key]
         iri = self._stream(iri)
         errors: list[StreamError] = []

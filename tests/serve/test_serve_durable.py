@@ -473,3 +473,25 @@ def test_a_compaction_that_cannot_be_written_fails_no_request(tmp_path: Path, mo
     assert _lines(service) == EXPECTED
     service.close()
     assert _lines(_service(tmp_path / "data")) == EXPECTED
+
+
+def test_a_read_only_file_system_is_refused_at_start_with_a_message(tmp_path: Path) -> None:
+    """``rsp serve --data`` on a read-only mount (what root cannot write either) exits 2 with a message,
+    before it prints its address."""
+    disk = tmp_path / "ro"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        if os.environ.get("RSP_REQUIRE_TMPFS"):
+            raise AssertionError(f"cannot mount a tmpfs: {mounted.stderr.decode()}")
+        pytest.skip(f"mounting a tmpfs needs root: {mounted.stderr.decode().strip()}")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "rsp", "serve", "--port", str(_port()), "--data", str(disk / "data")],
+            capture_output=True, text=True, cwd=ROOT, timeout=60,
+        )  # fmt: skip
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Read-only file system" in done.stderr and "Traceback" not in done.stderr
+    assert "http://" not in done.stderr

@@ -173,7 +173,8 @@ class LiveSource:
         if cut == 0:
             return []
         self.last_input = time.monotonic()
-        text = data[:cut].decode("utf-8", errors="replace")
+        # bytes that are not UTF-8 reach the line readers as lone surrogates: those lines are malformed
+        text = data[:cut].decode("utf-8", errors="surrogateescape")
         return text_lines(text)  # as a file's lines (not str.splitlines: a literal may hold U+2028)
 
     def quiet_for(self) -> float:
@@ -283,12 +284,13 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
     ``pairs`` as :func:`rsp.cli.open_queries` returns them."""
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_batches
+    from rsp.io.text import ERRORS
 
     idle = idle_timeout(args)
     per_stream: dict[str, int] = {}
     for iri, _path in pairs:
         per_stream[iri] = per_stream.get(iri, 0) + 1
-    rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
+    rejects = open(args.reject, "w", encoding="utf-8", errors=ERRORS) if args.reject else None  # noqa: SIM115
     instants = [0]
     for handle in handles:
         handle.subscribe(lambda _result: instants.__setitem__(0, instants[0] + 1))
@@ -335,7 +337,8 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
 
         def error(err: StreamError) -> None:
             line = (err.position.line if err.position else 0) + offset
-            report(StreamError(err.message, Position(stream.source.name, line)))
+            column = err.position.column if err.position else 0
+            report(StreamError(err.message, Position(stream.source.name, line, column)))
 
         for time_, triples, numbers in read_triple_batches(
             lines,
@@ -376,7 +379,8 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
                             stream.complete()
                 release()
                 if quieted and not idle_closed and all(s.done for s in streams):
-                    engine.close()  # every stream quiet: the open instant closes
+                    for handle in handles:  # every stream quiet: the open instant closes (more may come)
+                        handle.finish()
                     idle_closed = True
                 out.flush()
                 if not got and not all(s.source.ended for s in streams):
@@ -468,7 +472,8 @@ def live_atom_batches(
 
                     def error(err: StreamError, offset: int = offset) -> None:
                         line = (err.position.line if err.position else 0) + offset
-                        report(StreamError(err.message, Position(source.name, line)))
+                        column = err.position.column if err.position else 0
+                        report(StreamError(err.message, Position(source.name, line, column)))
 
                     for time_, atoms in iter_batches(lines, source.name, error, late, grouped=grouped):
                         atoms_read += sum(map(len, atoms.values())) if isinstance(atoms, dict) else len(atoms)

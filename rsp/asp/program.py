@@ -109,7 +109,9 @@ def parse(text: str, source: str = "<string>") -> AspProgram:
 def load(path: str | Path) -> AspProgram:
     """Parse and check a ``.lars`` file for the answer-set modes."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        from rsp.io.text import read_source
+
+        text = read_source(path, ProgramError, "program")
     except OSError as err:
         raise ProgramError(f"cannot read program: {err.strerror}", Position(str(path))) from None
     return parse(text, str(path))

@@ -112,9 +112,12 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
 
 
 def open_stream(path: str) -> TextIO:
-    """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
+    """The stream file, opened for lazy reading (bytes that are not UTF-8 make their lines malformed:
+    :mod:`rsp.io.text`); a missing or unreadable file is a StreamError."""
+    from rsp.io.text import open_stream_text
+
     try:
-        return open(path, encoding="utf-8")  # noqa: SIM115 - read lazily, closed by the caller
+        return open_stream_text(path)
     except FileNotFoundError:
         raise StreamError("no such stream file (check the path given to --stream)", Position(path)) from None
     except OSError as err:
@@ -292,14 +295,15 @@ def load_ontology(engine, path: str) -> None:
 
 
 def read_query(path: str) -> str:
+    """The text of a query file; bytes that are not UTF-8 are an error at their line and column."""
+    from rsp.io.text import read_source
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_source(path, RspError, "query file")
     except FileNotFoundError:
         raise RspError("no such query file (give the path of a .rq file)", Position(path)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        raise RspError(f"cannot read the query file: {reason}", Position(path)) from None
+    except OSError as err:
+        raise RspError(f"cannot read the query file: {err.strerror}", Position(path)) from None
 
 
 _PREFIX_LINE = re.compile(

@@ -98,6 +98,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
+    from rsp.io.text import ERRORS
 
     if args.explain and args.format not in ("jsonl", "sparql-json", "text"):
         raise RspError(f"--explain needs --format jsonl, sparql-json or text, not {args.format}")
@@ -123,7 +124,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     sources = [iri if files_per_stream[iri] == 1 else f"{iri} {path}" for iri, path in pairs]
     late = LateLines(engine, report)  # late lines reported with their file and line
     # one reject file for every stream (each reader would truncate a path of its own)
-    rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
+    rejects = open(args.reject, "w", encoding="utf-8", errors=ERRORS) if args.reject else None  # noqa: SIM115
     try:
         readers = []
         for order, (_iri, path) in enumerate(pairs):

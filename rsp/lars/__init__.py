@@ -62,7 +62,9 @@ def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
 
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        from rsp.io.text import read_source
+
+        text = read_source(path, ProgramError, "program")
     except FileNotFoundError:
         raise ProgramError(
             "cannot read program: no such file (give the path of a .lars file)", Position(source)

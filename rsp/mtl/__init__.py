@@ -42,7 +42,9 @@ def load(path: str | Path, *, cache: bool = True) -> Normalised:
 
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        from rsp.io.text import read_source
+
+        text = read_source(path, ProgramError, "program")
     except FileNotFoundError:
         raise ProgramError("cannot read program: no such file", Position(source)) from None
     except OSError as err:

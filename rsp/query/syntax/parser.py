@@ -714,7 +714,9 @@ def parse_query_file(path: str | Path) -> Query:
     """Parse and check a query file; errors carry the file name."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        from rsp.io.text import read_source
+
+        text = read_source(path, QuerySyntaxError, "query")
     except OSError as err:
         raise QuerySyntaxError(f"cannot read query: {err.strerror}", Position(str(path))) from None
     return parse_query(text, str(path))

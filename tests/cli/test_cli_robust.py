@@ -113,3 +113,21 @@ def test_a_time_beyond_a_date_time_is_an_instant_like_any_other(capsys, tmp_path
     assert main([*COMMANDS["run"], "--stream", str(stream)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith('{"query": "HotRooms", "time": ') and "Traceback" not in err, err
+
+
+def test_a_nul_in_a_term_of_a_program_or_an_ontology_is_a_term_like_any_other(capsys, tmp_path: Path) -> None:
+    """A NUL character (a string of a program, an IRI of an ontology) reaches the rules' compiled plans,
+    whose code is named after the rule: it was a ValueError (found by test_cli_generated.py)."""
+    program = tmp_path / "nul.lars"
+    program.write_bytes(b'q(X) :- p(X), X != "a\\x00b".\n'.replace(b"\\x00", b"\x00"))
+    stream = tmp_path / "p.stream"
+    stream.write_text("0 p(a)\n")
+    assert main(["lars", str(program), "--stream", str(stream)]) == 0
+    assert capsys.readouterr().out == '{"time": 0, "atoms": ["q(a)"]}\n'
+    ontology = tmp_path / "nul.ttl"
+    ontology.write_bytes(
+        (ROOT / "ontologies" / "traffic.ttl").read_bytes().replace(b"<http:", b"<\x00http:", 1)
+    )
+    query = str(ROOT / "queries" / "vehicles-in-region.rq")
+    assert main(["explain", query, "--ontology", str(ontology), "--entailment", "owlrl"]) == 0
+    assert "% query VehiclesInRegion" in capsys.readouterr().out

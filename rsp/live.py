@@ -282,6 +282,7 @@ class _Stream:
 def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, out: TextIO) -> int:
     """``rsp run`` over live sources (see the module docstring); ``engine``, ``handles``, ``writers`` and
     ``pairs`` as :func:`rsp.cli.open_queries` returns them."""
+    from rsp.io.checks import RunChecks
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_batches
     from rsp.io.text import ERRORS
@@ -301,11 +302,13 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
         print(error, file=sys.stderr)
 
     late = LateLines(engine, report)  # late lines reported with their file and line, as rsp run does
+    checks = RunChecks(args.entailment, len(args.ontology), handles)
 
     def push(stream: _Stream, batch: tuple) -> None:
         nonlocal elements
         time_, triples, numbers = batch
         elements += len(triples)
+        checks.see(triples)
         late.push(triples, time_, stream.iri, stream.scope, stream.counters, stream.source.name, numbers)
 
     def release() -> None:
@@ -411,6 +414,10 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
             counter = stream.counters
             if counter.rejected or counter.late:
                 print(counter.summary(stream.source.name), file=sys.stderr)
+    if not stop.requested.is_set():  # (a run stopped by a signal ends as the user wanted)
+        for warning in checks.finish([(stream.source.name, stream.counters) for stream in streams]):
+            if not args.quiet:
+                print(warning, file=sys.stderr)
     return 0
 
 

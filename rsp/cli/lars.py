@@ -9,7 +9,7 @@ import json
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, open_stream
+from rsp.cli.common import Progress, add_live_options, live, no_time_point_read, open_stream
 from rsp.cli.models import parse_models
 from rsp.errors import ProgramError, RspError, StreamError
 
@@ -143,9 +143,13 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 write(lines.line(t))
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
+    no_time_point_read(args.stream, t is None, rejected, args.quiet)
     if not args.quiet:
         from rsp.engine.signatures import describe_other_arities
+        from rsp.lars.undefined import undefined_body_atoms
 
+        for line in undefined_body_atoms(program.program, engine.stream_preds):
+            print(line, file=sys.stderr)
         for line in describe_other_arities(engine):
             print(f"{args.stream}: warning: {line}", file=sys.stderr)
     if (rejected or engine.late) and not args.quiet:

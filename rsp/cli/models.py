@@ -56,8 +56,10 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
 
     solver = None
     expected = None
+    carried: set[tuple[str, int]] = set()  # the stream's predicates (name and arity)
     with open_stream(args.stream) as handle:
         for t, batch in iter_batches(handle, args.stream, on_error=report, on_late=on_late):
+            carried.update((pred, len(atom_args)) for pred, atom_args in batch)
             if solver is None:
                 solver = reasoner(program, t, mode, models)
                 solver.explaining = bool(args.explain)
@@ -72,6 +74,13 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: {rejected} malformed line(s) skipped, {late} late element(s) dropped",
             file=sys.stderr,
         )
+    from rsp.cli.common import no_time_point_read
+    from rsp.lars.undefined import undefined_body_atoms
+
+    no_time_point_read(args.stream, solver is None, rejected, args.quiet)
+    if not args.quiet:
+        for line in undefined_body_atoms(program.program, carried):
+            print(line, file=sys.stderr)
     return 0
 
 

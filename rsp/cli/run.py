@@ -96,6 +96,7 @@ def add_parser(sub) -> None:
 def command(args: argparse.Namespace, out: TextIO) -> int:
     import heapq
 
+    from rsp.io.checks import RunChecks
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
     from rsp.io.text import ERRORS
@@ -141,9 +142,11 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         progress = Progress(args.quiet, "instant", "triples", " ms")
         query.subscribe(lambda result: progress.update(result.time, elements))
         elements = 0
+        checks = RunChecks(args.entailment, len(args.ontology), handles)
         # each file is read in its own order; the files are merged by the times of the batches read next
         for time_, order, triples, lines in heapq.merge(*readers):
             elements += len(triples)
+            checks.see(triples)
             iri, path = pairs[order]
             late.push(triples, time_, iri, sources[order], counters[order], path, lines)
         engine.close()
@@ -160,4 +163,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 if counter.rejected and not args.reject:
                     advice = " (the rejected lines were skipped: --reject FILE keeps them to fix and replay)"
                 print(counter.summary(path) + advice, file=sys.stderr)
+    warnings = checks.finish([(path, counter) for (_iri, path), counter in zip(pairs, counters, strict=True)])
+    if not args.quiet:
+        for warning in warnings:
+            print(warning, file=sys.stderr)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, read_source
 from rsp.lars.model import Program, Sig
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
@@ -62,8 +62,6 @@ def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
 
     source = str(path)
     try:
-        from rsp.io.text import read_source
-
         text = read_source(path, ProgramError, "program")
     except FileNotFoundError:
         raise ProgramError(

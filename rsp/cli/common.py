@@ -118,6 +118,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def idle_close_unused(args: argparse.Namespace) -> None:
+    """``--idle-close`` given for input that is not live (files read to their end): a warning, as the
+    option changes nothing then."""
+    if getattr(args, "idle_close", None) is not None and not getattr(args, "quiet", False):
+        print(
+            "rsp: warning: --idle-close has no effect on files read to their end (it is for live input: "
+            "--follow, '-', pipes and FIFOs)",
+            file=sys.stderr,
+        )
+
+
 def add_live_options(parser: argparse.ArgumentParser) -> None:
     """``--follow`` and ``--idle-close`` (live input, docs/cli.md#live-input)."""
     parser.add_argument(

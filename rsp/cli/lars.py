@@ -9,7 +9,14 @@ import json
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, no_time_point_read, open_stream
+from rsp.cli.common import (
+    Progress,
+    add_live_options,
+    idle_close_unused,
+    live,
+    no_time_point_read,
+    open_stream,
+)
 from rsp.cli.models import parse_models
 from rsp.errors import ProgramError, RspError, StreamError
 
@@ -112,6 +119,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         )
 
     live_input = args.follow or live(args.stream)  # stdin, pipes, FIFOs, --follow: rsp/live.py
+    if not live_input:
+        idle_close_unused(args)
     handle = contextlib.nullcontext() if live_input else open_stream(args.stream)
     short = lars_shortener(program) if args.format == "text" else None
     lines = None

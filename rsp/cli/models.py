@@ -52,8 +52,9 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    from rsp.cli.common import open_stream
+    from rsp.cli.common import idle_close_unused, open_stream
 
+    idle_close_unused(args)  # (answer streams read their stream file to its end)
     solver = None
     expected = None
     carried: set[tuple[str, int]] = set()  # the stream's predicates (name and arity)

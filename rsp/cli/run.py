@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, live, open_queries, tagged
+from rsp.cli.common import Progress, add_live_options, idle_close_unused, live, open_queries, tagged
 from rsp.errors import Position, RspError, StreamError
 
 RUN_EXAMPLE = """example:
@@ -109,6 +109,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         from rsp.live import run_query_live
 
         return run_query_live(args, engine, handles, writers, pairs, out)
+    idle_close_unused(args)
     for _iri, path in pairs:
         if not os.path.isfile(path):
             raise StreamError("no such stream file (check the path given to --stream)", Position(path))

@@ -133,6 +133,20 @@ def test_numeric_options_that_make_no_sense_are_refused(capsys, argv: list[str],
     assert message in capsys.readouterr().err
 
 
+def test_idle_close_on_files_read_to_their_end_is_a_warning(capsys) -> None:
+    """--idle-close changes nothing when the input is files (it is for live input): said, not ignored."""
+    warning = "rsp: warning: --idle-close has no effect on files read to their end"
+    for argv in (
+        ["run", str(QUERY), "--stream", str(STREAM)],
+        ["lars", str(COOLING / "cooling.lars"), "--stream", str(COOLING / "temps.stream")],
+        ["lars", str(COOLING / "cooling.lars"), "--stream", str(COOLING / "temps.stream"), "--models", "1"],
+    ):
+        assert main([*argv, "--idle-close", "2"]) == 0
+        assert warning in capsys.readouterr().err
+        assert main([*argv, "--idle-close", "2", "--quiet"]) == 0
+        assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize(
     "option, message",
     [

@@ -1,7 +1,9 @@
-"""The error hierarchy of rsp: every user-facing error carries the source position it refers to."""
+"""The error hierarchy of rsp: every user-facing error carries the source position it refers to; and the
+text of a source file read whole (:func:`read_source`), whose bytes that are not UTF-8 are such an error."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 
@@ -73,3 +75,21 @@ class LateElementError(StreamError):
         super().__init__(message, position)
         self.time = time
         self.instant = instant
+
+
+def read_source(path: str | os.PathLike, error: type[RspError] = RspError, what: str = "file") -> str:
+    """The whole text of a program or query file; bytes that are not UTF-8 raise ``error`` at the line and
+    column of the first one (``OSError`` passes through for the caller's own message)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start].decode("utf-8", "surrogateescape")
+        line = before.count("\n") + 1
+        column = len(before) - before.rfind("\n")
+        message = (
+            f"cannot read the {what}: byte 0x{data[err.start]:02x} is not UTF-8 (save the file as UTF-8)"
+        )
+        raise error(message, Position(str(path), line, column)) from None
+    return text[1:] if text.startswith("\ufeff") else text

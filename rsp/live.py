@@ -178,7 +178,8 @@ class LiveSource:
         if cut == 0:
             return []
         self.last_input = time.monotonic()
-        text = data[:cut].decode("utf-8", errors="replace")
+        # bytes that are not UTF-8 reach the line readers as lone surrogates: those lines are malformed
+        text = data[:cut].decode("utf-8", errors="surrogateescape")
         return text_lines(text)  # as a file's lines (not str.splitlines: a literal may hold U+2028)
 
     def position(self, line: int) -> Position:
@@ -325,14 +326,16 @@ class _Stream:
 def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, out: TextIO) -> int:
     """``rsp run`` over live sources (see the module docstring); ``engine``, ``handles``, ``writers`` and
     ``pairs`` as :func:`rsp.cli.open_queries` returns them."""
+    from rsp.io.checks import RunChecks
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_batches
+    from rsp.io.text import ERRORS
 
     idle = idle_timeout(args)
     per_stream: dict[str, int] = {}
     for iri, _path in pairs:
         per_stream[iri] = per_stream.get(iri, 0) + 1
-    rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
+    rejects = open(args.reject, "w", encoding="utf-8", errors=ERRORS) if args.reject else None  # noqa: SIM115
     instants: set[int] = set()  # the instants written: several queries' results at one instant count once
     for handle in handles:
         handle.subscribe(lambda result: instants.add(result.time))
@@ -348,11 +351,13 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
 
     topics: dict[str, object] = {}  # the MQTT sources by name
     late = LateLines(engine, report)  # late lines reported with their file and line, as rsp run does
+    checks = RunChecks(args.entailment, len(args.ontology), handles)
 
     def push(stream: _Stream, batch: tuple) -> None:
         nonlocal elements
         time_, triples, numbers = batch
         elements += len(triples)
+        checks.see(triples)
         late.push(triples, time_, stream.iri, stream.scope, stream.counters, stream.source.name, numbers)
 
     def release() -> None:
@@ -384,7 +389,9 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
 
         def error(err: StreamError) -> None:
             line = (err.position.line if err.position else 0) + offset
-            report(StreamError(err.message, stream.source.position(line)))
+            at = stream.source.position(line)
+            column = err.position.column if err.position else 0
+            report(StreamError(err.message, Position(at.file, at.line, column)))
 
         for time_, triples, numbers in read_triple_batches(
             lines,
@@ -427,7 +434,8 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
                             stream.complete()
                 release()
                 if quieted and not idle_closed and all(s.done for s in streams):
-                    engine.close()  # every stream quiet: the open instant closes
+                    for handle in handles:  # every stream quiet: the open instant closes (more may come)
+                        handle.finish()
                     idle_closed = True
                 out.flush()
                 if not got and not all(s.source.ended for s in streams):
@@ -462,6 +470,10 @@ def run_query_live(args: argparse.Namespace, engine, handles, writers, pairs, ou
             counter = stream.counters
             if counter.rejected or counter.late:
                 print(counter.summary(stream.source.name), file=sys.stderr)
+    if not stop.requested.is_set():  # (a run stopped by a signal ends as the user wanted)
+        for warning in checks.finish([(stream.source.name, stream.counters) for stream in streams]):
+            if not args.quiet:
+                print(warning, file=sys.stderr)
     return 0
 
 
@@ -524,7 +536,9 @@ def live_atom_batches(
 
                     def error(err: StreamError, offset: int = offset) -> None:
                         line = (err.position.line if err.position else 0) + offset
-                        report(StreamError(err.message, source.position(line)))
+                        at = source.position(line)
+                        column = err.position.column if err.position else 0
+                        report(StreamError(err.message, Position(at.file, at.line, column)))
 
                     for time_, atoms in iter_batches(lines, source.name, error, late, grouped=grouped):
                         atoms_read += sum(map(len, atoms.values())) if isinstance(atoms, dict) else len(atoms)

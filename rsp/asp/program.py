@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, read_source
 from rsp.lars.model import CONSTRAINT_PRED, ExtAtom, Op, Program, Rule, Sig
 from rsp.lars.safety import check_safety
 from rsp.lars.windows import check_windows
@@ -109,7 +109,7 @@ def parse(text: str, source: str = "<string>") -> AspProgram:
 def load(path: str | Path) -> AspProgram:
     """Parse and check a ``.lars`` file for the answer-set modes."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_source(path, ProgramError, "program")
     except OSError as err:
         raise ProgramError(f"cannot read program: {err.strerror}", Position(str(path))) from None
     return parse(text, str(path))

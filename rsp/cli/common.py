@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import TextIO
 
-from rsp.errors import Position, RspError, StreamError
+from rsp.errors import Position, RspError, StreamError, read_source
 
 
 class Progress:
@@ -94,6 +94,41 @@ def live(path: str) -> bool:
     return is_live(path)
 
 
+def positive_seconds(text: str) -> float:
+    """An option's number of seconds (argparse ``type``): finite and greater than 0, else refused."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds greater than 0, not {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An option's count (argparse ``type``): a whole number of at least 1, else refused."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return value
+
+
+def idle_close_unused(args: argparse.Namespace) -> None:
+    """``--idle-close`` given for input that is not live (files read to their end): a warning, as the
+    option changes nothing then."""
+    if getattr(args, "idle_close", None) is not None and not getattr(args, "quiet", False):
+        print(
+            "rsp: warning: --idle-close has no effect on files read to their end (it is for live input: "
+            "--follow, '-', pipes and FIFOs)",
+            file=sys.stderr,
+        )
+
+
 def add_live_options(parser: argparse.ArgumentParser) -> None:
     """``--follow`` and ``--idle-close`` (live input, docs/cli.md#live-input)."""
     parser.add_argument(
@@ -104,7 +139,7 @@ def add_live_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--idle-close",
-        type=float,
+        type=positive_seconds,
         metavar="SECONDS",
         help="live input: after SECONDS without a new line, close the open instant (default: off, "
         "instants close on event time only)",
@@ -121,10 +156,27 @@ def add_publish_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def no_time_point_read(stream: str, empty: bool, rejected: int, quiet: bool) -> None:
+    """``rsp lars`` (either engine) read no time point: an error when every line was rejected (the
+    stream is not a LARS stream), a warning when the stream is empty."""
+    name = "<stdin>" if stream == "-" else stream
+    if empty and rejected:
+        raise StreamError(
+            f"no element was read: every line was rejected ({rejected:,} line(s)); a stream line is "
+            "'<time> <atom>' (36 temp(120)), a bare time, or '<s> <p> <o> . # 36'",
+            Position(name),
+        )
+    if empty and not quiet:
+        print(f"{name}: warning: the stream is empty: no time point was read from it", file=sys.stderr)
+
+
 def open_stream(path: str) -> TextIO:
-    """The stream file, opened for lazy reading; a missing or unreadable file is a StreamError."""
+    """The stream file, opened for lazy reading (bytes that are not UTF-8 make their lines malformed:
+    :mod:`rsp.io.text`); a missing or unreadable file is a StreamError."""
+    from rsp.io.text import open_stream_text
+
     try:
-        return open(path, encoding="utf-8")  # noqa: SIM115 - read lazily, closed by the caller
+        return open_stream_text(path)
     except (FileNotFoundError, IsADirectoryError):
         from rsp.live import no_stream_file
 
@@ -150,6 +202,9 @@ def stream_arguments(values: list[str], query, what: str = "FILE") -> list[tuple
                     Position(query.file),
                 )
             pairs.append((next(iter(streams)), value))
+    given_twice = _given_twice(pairs)
+    if given_twice is not None:
+        raise RspError(given_twice, Position(query.file))
     for iri, _path in pairs:
         if iri not in streams:
             raise RspError(
@@ -167,6 +222,27 @@ def stream_arguments(values: list[str], query, what: str = "FILE") -> list[tuple
                 window.pos or Position(query.file),
             )
     return pairs
+
+
+def _given_twice(pairs: list[tuple[str | None, str]]) -> str | None:
+    """Why the ``--stream`` arguments are refused when one file is given twice for one stream (each
+    element would be read twice, counts and aggregates changed) or standard input twice; None if not."""
+    seen: dict[tuple[str | None, str], str] = {}
+    stdin = 0
+    for iri, path in pairs:
+        if path == "-":
+            stdin += 1
+            if stdin > 1:
+                return "--stream -: standard input is given twice (it can be read once)"
+            continue
+        key = (iri, os.path.realpath(path))
+        if key in seen:
+            return (
+                f"--stream {path}: the file is given twice for the stream {iri} (as {seen[key]} before): "
+                "each of its elements would be read twice; give it once"
+            )
+        seen[key] = path
+    return None
 
 
 def tagged(batches, order: int):
@@ -304,14 +380,13 @@ def load_ontology(engine, path: str) -> None:
 
 
 def read_query(path: str) -> str:
+    """The text of a query file; bytes that are not UTF-8 are an error at their line and column."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_source(path, RspError, "query file")
     except FileNotFoundError:
         raise RspError("no such query file (give the path of a .rq file)", Position(path)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-        raise RspError(f"cannot read the query file: {reason}", Position(path)) from None
+    except OSError as err:
+        raise RspError(f"cannot read the query file: {err.strerror}", Position(path)) from None
 
 
 _PREFIX_LINE = re.compile(

@@ -9,7 +9,15 @@ import json
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, add_publish_option, live, open_stream
+from rsp.cli.common import (
+    Progress,
+    add_live_options,
+    add_publish_option,
+    idle_close_unused,
+    live,
+    no_time_point_read,
+    open_stream,
+)
 from rsp.cli.lars_output import CsvAtoms, output_predicates
 from rsp.cli.models import parse_models
 from rsp.errors import ProgramError, RspError, StreamError
@@ -136,6 +144,8 @@ def evaluate(args: argparse.Namespace, out: TextIO, publisher) -> int:
         )
 
     live_input = args.follow or live(args.stream)  # stdin, pipes, FIFOs, --follow: rsp/live.py
+    if not live_input:
+        idle_close_unused(args)
     handle = contextlib.nullcontext() if live_input else open_stream(args.stream)
     short = lars_shortener(program) if args.format == "text" else None
     lines = None
@@ -180,9 +190,13 @@ def evaluate(args: argparse.Namespace, out: TextIO, publisher) -> int:
                 publisher.write(line if published is lines else published.line(t))
             progress.update(t, engine.stream_count)
     progress.close(t, engine.stream_count)
+    no_time_point_read(args.stream, t is None, rejected, args.quiet)
     if not args.quiet:
         from rsp.engine.signatures import describe_other_arities
+        from rsp.lars.undefined import undefined_body_atoms
 
+        for line in undefined_body_atoms(program.program, engine.stream_preds):
+            print(line, file=sys.stderr)
         for line in describe_other_arities(engine):
             print(f"{args.stream}: warning: {line}", file=sys.stderr)
     if (rejected or engine.late) and not args.quiet:

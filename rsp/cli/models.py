@@ -60,12 +60,15 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: late element {format_atom(pred, atom_args)} at {time_} dropped", file=sys.stderr
         )
 
-    from rsp.cli.common import open_stream
+    from rsp.cli.common import idle_close_unused, open_stream
 
+    idle_close_unused(args)  # (answer streams read their stream file to its end)
     solver = None
     expected = None
+    carried: set[tuple[str, int]] = set()  # the stream's predicates (name and arity)
     with open_stream(args.stream) as handle:
         for t, batch in iter_batches(handle, args.stream, on_error=report, on_late=on_late):
+            carried.update((pred, len(atom_args)) for pred, atom_args in batch)
             if solver is None:
                 solver = reasoner(program, t, mode, models)
                 solver.explaining = bool(args.explain)
@@ -80,6 +83,13 @@ def run_models(args: argparse.Namespace, out: TextIO) -> int:
             f"{args.stream}: {rejected} malformed line(s) skipped, {late} late element(s) dropped",
             file=sys.stderr,
         )
+    from rsp.cli.common import no_time_point_read
+    from rsp.lars.undefined import undefined_body_atoms
+
+    no_time_point_read(args.stream, solver is None, rejected, args.quiet)
+    if not args.quiet:
+        for line in undefined_body_atoms(program.program, carried):
+            print(line, file=sys.stderr)
     return 0
 
 

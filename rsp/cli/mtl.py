@@ -11,7 +11,7 @@ from time import perf_counter
 from typing import TextIO
 
 from rsp.cli.common import add_publish_option
-from rsp.errors import RspError, StreamError
+from rsp.errors import Position, RspError, StreamError
 
 MTL_EXAMPLE = """example:
   rsp mtl tests/data/mtl/short_stop.txt --stream tests/data/mtl/S1-head.txt --output-predicates ShortStop
@@ -80,10 +80,13 @@ def add_parser(sub) -> None:
     mtl.set_defaults(handler=command)
 
 
+MAX_POINTS = 1_000_000
+"""At most this many ``--points`` (each is reported, and they are held in memory)."""
+
+
 def _points(text: str) -> list:
     """The time points of ``--points``: ``1,2.5,4`` or ``START:END[:STEP]`` ranges; every point finite.
     An error names the column of the offending part in the option's text."""
-    from rsp.errors import Position
     from rsp.mtl.intervals import INF, number
 
     points: list = []
@@ -114,6 +117,16 @@ def _points(text: str) -> list:
         inc = fields[2] if len(fields) == 3 else 1
         if inc <= 0:
             raise RspError(f"{part.strip()!r}: the step must be positive", where)
+        if t > stop:
+            raise RspError(
+                f"{part.strip()!r}: the range is empty (its start is after its end; write START:END)", where
+            )
+        if len(points) + (stop - t) / inc >= MAX_POINTS:
+            raise RspError(
+                f"{part.strip()!r}: more than {MAX_POINTS:,} points (use a larger step, or --format "
+                "intervals for the facts as intervals)",
+                where,
+            )
         while t <= stop:
             points.append(t.numerator if isinstance(t, Fraction) and t.denominator == 1 else t)
             t += inc
@@ -155,7 +168,7 @@ def writer(out: TextIO, fmt: str, points: bool):
 
 def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | None]:
     """``--output-predicates``, ``--horizon`` and ``--points`` read (shared by ``rsp spark``)."""
-    from rsp.mtl.intervals import number
+    from rsp.mtl.intervals import INF, number
 
     outputs = None
     if args.output_predicates:
@@ -166,8 +179,31 @@ def options(args: argparse.Namespace) -> tuple[list[str] | None, object, list | 
             horizon = number(args.horizon)
         except (ValueError, ZeroDivisionError):
             raise RspError(f"--horizon: not a time: {args.horizon!r}") from None
+        if horizon in (INF, -INF):
+            raise RspError(
+                f"--horizon {args.horizon}: the horizon must be finite (leave it out to stop at "
+                "the stream's last time point)"
+            )
     points = _points(args.points) if args.points else None
     return outputs, horizon, points
+
+
+def nothing_read(name: str, parsed: int, rejected: int, engine, args: argparse.Namespace) -> None:
+    """A run that read no fact: an error when every line was rejected or every fact starts after
+    ``--horizon`` (the model would be empty), a warning when the stream is empty."""
+    if parsed == 0 and rejected:
+        raise StreamError(
+            f"no fact was read: every line was rejected ({rejected:,} line(s)); a stream line is a fact "
+            "'P(a,b)@[1,3)', 'P(a)@2' or '<s> <p> <o> . # 12'",
+            Position(name),
+        )
+    if parsed and engine.facts_read == 0 and engine.late == 0 and args.horizon is not None:
+        raise RspError(
+            f"--horizon {args.horizon}: every fact of the stream starts after it, so the model on "
+            f"(−∞, {args.horizon}] is empty; give a later horizon (or none: the stream's last time point)"
+        )
+    if parsed == 0 and not args.quiet:
+        print(f"{name}: warning: the stream is empty: no fact was read from it", file=sys.stderr)
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
@@ -231,6 +267,7 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
                 unordered = first_out_of_order(scan) is not None
             handle = open_stream(args.stream)
         written = 0
+        parsed = 0  # facts read from the stream (taken, late or past the horizon)
         reached = None  # the left end of the last fact the engine took
         try:
             with handle as lines:
@@ -241,6 +278,7 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
                     facts = ((p, a, iv, sources[0].position(where.line)) for p, a, iv, where in facts)
                 push = engine.push
                 for pred, fact_args, iv, position in facts:
+                    parsed += 1
                     taken, late = engine.facts_read, engine.late
                     results = push(pred, fact_args, iv, position)
                     if engine.late != late:
@@ -260,6 +298,8 @@ def reason(args: argparse.Namespace, out: TextIO, publisher) -> int:
                             out.flush()
         except Stopped:
             pass
+        if not (live and stop.requested.is_set()):
+            nothing_read(name, parsed, rejected, engine, args)
         final = engine.finish()
         emit(final)
         out.flush()

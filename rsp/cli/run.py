@@ -8,7 +8,15 @@ import os
 import sys
 from typing import TextIO
 
-from rsp.cli.common import Progress, add_live_options, add_publish_option, live, open_queries, tagged
+from rsp.cli.common import (
+    Progress,
+    add_live_options,
+    add_publish_option,
+    idle_close_unused,
+    live,
+    open_queries,
+    tagged,
+)
 from rsp.errors import RspError, StreamError
 
 RUN_EXAMPLE = """example:
@@ -117,8 +125,10 @@ def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) 
     """``rsp run`` once its queries are registered (:func:`rsp.cli.common.open_queries`)."""
     import heapq
 
+    from rsp.io.checks import RunChecks
     from rsp.io.late import LateLines
     from rsp.io.ntriples import ReadCounters, read_triple_file
+    from rsp.io.text import ERRORS
     from rsp.live import no_stream_file
 
     query = handles[0]
@@ -126,6 +136,7 @@ def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) 
         from rsp.live import run_query_live
 
         return run_query_live(args, engine, handles, writers, pairs, out)
+    idle_close_unused(args)
     for _iri, path in pairs:
         if not os.path.isfile(path):
             raise no_stream_file(path)
@@ -142,7 +153,7 @@ def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) 
     sources = [iri if files_per_stream[iri] == 1 else f"{iri} {path}" for iri, path in pairs]
     late = LateLines(engine, report)  # late lines reported with their file and line
     # one reject file for every stream (each reader would truncate a path of its own)
-    rejects = open(args.reject, "w", encoding="utf-8") if args.reject else None  # noqa: SIM115
+    rejects = open(args.reject, "w", encoding="utf-8", errors=ERRORS) if args.reject else None  # noqa: SIM115
     try:
         readers = []
         for order, (_iri, path) in enumerate(pairs):
@@ -159,9 +170,11 @@ def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) 
         progress = Progress(args.quiet, "instant", "triples", " ms")
         query.subscribe(lambda result: progress.update(result.time, elements))
         elements = 0
+        checks = RunChecks(args.entailment, len(args.ontology), handles)
         # each file is read in its own order; the files are merged by the times of the batches read next
         for time_, order, triples, lines in heapq.merge(*readers):
             elements += len(triples)
+            checks.see(triples)
             iri, path = pairs[order]
             late.push(triples, time_, iri, sources[order], counters[order], path, lines)
         engine.close()
@@ -178,4 +191,8 @@ def run(args: argparse.Namespace, out: TextIO, engine, handles, writers, pairs) 
                 if counter.rejected and not args.reject:
                     advice = " (the rejected lines were skipped: --reject FILE keeps them to fix and replay)"
                 print(counter.summary(path) + advice, file=sys.stderr)
+    warnings = checks.finish([(path, counter) for (_iri, path), counter in zip(pairs, counters, strict=True)])
+    if not args.quiet:
+        for warning in warnings:
+            print(warning, file=sys.stderr)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from rsp.cli.common import positive_int
 from rsp.errors import RspError
 
 SPARK_EXAMPLE = """examples:
@@ -67,7 +68,9 @@ def add_parser(sub) -> None:
         "--available-now", action="store_true", help="process what the sources hold now, then exit"
     )
     spark.add_argument("--trigger", metavar="INTERVAL", help="micro-batch interval, e.g. '2 seconds'")
-    spark.add_argument("--max-files-per-trigger", type=int, metavar="N", help="files per micro-batch")
+    spark.add_argument(
+        "--max-files-per-trigger", type=positive_int, metavar="N", help="files per micro-batch (at least 1)"
+    )
     spark.add_argument("--sink", metavar="DIR", help="also write results to a Spark file sink here")
     spark.add_argument("--sink-format", choices=("json", "parquet"), help="the sink's format (default json)")
     spark.add_argument(

@@ -402,7 +402,8 @@ def compile_rule(
         name = gen.generate(delta_index, volatile)
         source = "\n".join(gen.lines)
         sources.append(source)
-        code = _compile_variant(source, name, f"<plan of {rule.origin}: {rule}>")
+        # (a NUL in the rule's text, from a term of an ontology or a program, is no file name compile takes)
+        code = _compile_variant(source, name, f"<plan of {rule.origin}: {rule}>".replace("\0", "\\x00"))
         exec(code, namespace)  # noqa: S102 - the source is generated from the rule model above
         functions.append(namespace[name])
         if delta_index is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rsp.errors import Position, StreamError
 from rsp.io.terms import NUMBER, STRING, SYMBOL, explain_bad_triple, literal_value, match_triple
+from rsp.io.text import ERRORS, NotUtf8, check_utf8
 from rsp.lars.model import Constant, format_atom
 
 Element = tuple[int, str, tuple[Constant, ...]]
@@ -132,6 +133,7 @@ def parse_line(line: str) -> tuple[int, str | None, tuple[Constant, ...]] | None
         parts = text.split(",")
         if all(parts) and all(p[0] > "9" or p.isdigit() for p in parts):
             return int(time), pred, tuple(int(p) if p[0] <= "9" else p for p in parts)
+    check_utf8(line)  # a byte that was not UTF-8 (NotUtf8, a ValueError with the column)
     stripped = line.strip()
     if not stripped or stripped[0] == "%" or (stripped[0] == "#"):
         return None
@@ -380,7 +382,8 @@ def iter_batches(
             try:
                 parsed = parse_line(line)
             except ValueError as err:
-                error = StreamError(str(err), Position(source, number))
+                column = err.column if isinstance(err, NotUtf8) else 0
+                error = StreamError(str(err), Position(source, number, column))
                 if on_error is None:
                     raise error from None
                 on_error(error)
@@ -425,7 +428,7 @@ def read_atom_stream(path: str | Path, on_error: ErrorHandler | None = None) -> 
     """Read a stream file (see the module docstring)."""
     path = Path(path)
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8", errors=ERRORS) as handle:  # bytes not UTF-8: bad lines
             return read_atom_lines(handle, str(path), on_error)
     except OSError as err:
         raise StreamError(f"cannot read stream: {err.strerror}", Position(str(path))) from None

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TextIO
 
 from rsp.errors import Position, StreamError
+from rsp.io.text import ERRORS, check_utf8, has_escaped
 
 Triple = tuple[str, str, str]
 """(subject, predicate, object), each an N-Triples term string exactly as in the input."""
@@ -116,6 +117,7 @@ def parse_line(line: str) -> tuple[Triple, str | None] | None:
     while end and line[end - 1] in "\r\n":
         end -= 1
     line = line[:end]
+    check_utf8(line)  # a byte that was not UTF-8 (NotUtf8, a ValueError with the column)
     pos = _skip(line, 1 if line.startswith("\ufeff") else 0)
     if pos == len(line) or line[pos] == "#":
         return None
@@ -322,11 +324,14 @@ class ReadCounters:
 
 
 class _Rejects:
-    """The reject file: every malformed line verbatim, opened (and truncated) when reading starts."""
+    """The reject file: every malformed line verbatim (bytes that were not UTF-8 written back as they
+    came), opened (and truncated) when reading starts."""
 
     def __init__(self, target: TextIO | str | os.PathLike | None) -> None:
         self.owned = isinstance(target, (str, os.PathLike))
-        self.handle: TextIO | None = open(target, "w", encoding="utf-8") if self.owned else target
+        self.handle: TextIO | None = (
+            target if not self.owned else open(target, "w", encoding="utf-8", errors=ERRORS)
+        )
 
     def write(self, line: str) -> None:
         if self.handle is not None:
@@ -438,7 +443,9 @@ def read_triple_batches(
     def one_line(line: str, number: int) -> tuple[int, Triple] | None:
         """The time and triple of one line the chunk regex did not take (None: skipped)."""
         nonlocal mode
-        fast = (_TIMED_LINE if mode == _TIMED else _PLAIN_LINE).fullmatch(line) if mode != _UNKNOWN else None
+        fast = None
+        if mode != _UNKNOWN and not has_escaped(line):  # (a line with one goes to parse_line, which says why)
+            fast = (_TIMED_LINE if mode == _TIMED else _PLAIN_LINE).fullmatch(line)
         if fast is not None:
             if mode == _TIMED:
                 return int(fast.group(4)), fast.group(1, 2, 3)
@@ -478,8 +485,11 @@ def read_triple_batches(
             if not block:
                 break
             counters.lines += len(block)
-            if mode == _TIMED:
-                found = _TIMED_BLOCK.findall(_chunk_text(block))
+            text = _chunk_text(block)
+            if has_escaped(text):  # a byte that was not UTF-8: its line is malformed (parse_line says why)
+                pass
+            elif mode == _TIMED:
+                found = _TIMED_BLOCK.findall(text)
                 if len(found) == len(block):
                     start = number + 1
                     for time_text, group in itertools.groupby(found, _fourth):
@@ -492,7 +502,7 @@ def read_triple_batches(
                     number += len(block)
                     continue
             elif mode == _UNTIMED and clock is None:
-                found = _PLAIN_BLOCK.findall(_chunk_text(block))
+                found = _PLAIN_BLOCK.findall(text)
                 if len(found) == len(block):
                     done = push(fixed, found, number + 1)
                     if done is not None:
@@ -547,7 +557,7 @@ def read_triple_file(path: str | os.PathLike, **options) -> Iterator[Batch]:
     """Read a stream file lazily (UTF-8); ``options`` as for :func:`read_triple_batches`."""
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8-sig")
+        handle = path.open(encoding="utf-8-sig", errors=ERRORS)  # bytes not UTF-8: bad lines
     except OSError as err:
         raise StreamError(f"cannot read stream: {err.strerror}", Position(str(path))) from None
     with handle:

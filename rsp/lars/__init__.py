@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, read_source
 from rsp.lars.model import Program, Sig
 from rsp.lars.safety import check_safety
 from rsp.lars.stratify import Stratum, stratify
@@ -62,7 +62,7 @@ def load(path: str | Path, *, cache: bool = True) -> CheckedProgram:
 
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_source(path, ProgramError, "program")
     except FileNotFoundError:
         raise ProgramError(
             "cannot read program: no such file (give the path of a .lars file)", Position(source)

@@ -114,6 +114,8 @@ class ExtAtom:
     window: Window | None = None
     time: Var | int | None = None
     negated: bool = False
+    position: Position | None = field(default=None, compare=False, repr=False)
+    """Where the source text writes it (for messages); not part of its identity."""
 
     def __str__(self) -> str:
         parts = []

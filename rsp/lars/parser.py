@@ -144,13 +144,13 @@ class _ToModel(Transformer):
             raise SemanticError(
                 f"'{op.value}' needs a window in front of it, e.g. [10] {op.value}", meta.line, meta.column
             )
-        return ExtAtom(atom, op, window, time)
+        return ExtAtom(atom, op, window, time, position=Position(self.source, meta.line, meta.column))
 
     def ext_literal(self, children):
         neg, ext = children
         if neg is None:
             return ext
-        return ExtAtom(ext.atom, ext.op, ext.window, ext.time, negated=True)
+        return ExtAtom(ext.atom, ext.op, ext.window, ext.time, negated=True, position=ext.position)
 
     def binop(self, children):
         left, op, right = children

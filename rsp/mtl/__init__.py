@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from rsp.errors import Position, ProgramError
+from rsp.errors import Position, ProgramError, read_source
 from rsp.mtl.engine import Engine
 from rsp.mtl.facts import parse_fact
 from rsp.mtl.intervals import Interval, fmt
@@ -42,7 +42,7 @@ def load(path: str | Path, *, cache: bool = True) -> Normalised:
 
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_source(path, ProgramError, "program")
     except FileNotFoundError:
         raise ProgramError("cannot read program: no such file", Position(source)) from None
     except OSError as err:

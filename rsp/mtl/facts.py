@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from rsp.errors import Position, StreamError
+from rsp.io.text import NotUtf8, check_utf8
 from rsp.mtl.intervals import INF, Interval, Time, make, number
 
 _FACT = re.compile(r"\s*([^\s(@]+)\s*(?:\(([^()]*)\))?\s*@\s*(\S+)\s*$")
@@ -147,7 +148,14 @@ def read_facts(handle: TextIO, source: str, on_error=None) -> Iterator[Fact]:
         if not stripped or stripped[0] in "%#":
             continue
         try:
+            check_utf8(line)  # a byte that was not UTF-8 (the stream is read with surrogateescape)
             pred, args, iv = parse_fact(stripped)
+        except NotUtf8 as err:
+            error = StreamError(str(err), Position(source, number_, err.column))
+            if on_error is None:
+                raise error from None
+            on_error(error)
+            continue
         except ValueError as err:
             error = StreamError(f"{err}: {stripped[:60]}", Position(source, number_))
             if on_error is None:

@@ -48,6 +48,8 @@ class Engine:
         self.scopes = Scopes()
         """The blank-node scope of every source (:mod:`rsp.io.bnodes`)."""
         self._graphs = 0
+        self.closed = False
+        """True once :meth:`close` ended the streams: nothing more can be pushed."""
         self.graph_files: dict[str, str] = {}
         """IRI (without brackets) -> local file of a FROM / FROM NAMED graph (:meth:`add_graph`)"""
 
@@ -167,6 +169,8 @@ class Engine:
         Blank nodes are scoped to ``source`` (any string naming where the elements come from; by
         default the stream): ``_:n`` pushed from two sources is two nodes, from one source one node.
         """
+        self._check_open("push")
+        preds = self._stream_preds(stream)
         if plain:
             triples = triples if isinstance(triples, list) else list(triples)
         else:
@@ -174,8 +178,7 @@ class Engine:
             triples = checked_triples(triples, [time], "push")
         if triples and self.scopes.blank(triples):  # the scope's name is made only when needed
             triples = self.scopes.relabel(triples, self._source(stream, source))
-        for handle in self.queries:
-            pred = self._window_pred(handle, stream)
+        for handle, pred in zip(self.queries, preds, strict=True):
             if pred is None:
                 continue
             if handle.closed_until is not None and time < handle.closed_until:
@@ -213,6 +216,8 @@ class Engine:
         """
         if len(times) != len(triples):
             raise ValueError(f"push_sorted: {len(times)} times for {len(triples)} triples")
+        self._check_open("push_sorted")
+        preds = self._stream_preds(stream)
         if not triples:
             return
         if not plain:
@@ -221,10 +226,27 @@ class Engine:
         triples = self.scopes.relabel(
             triples if isinstance(triples, list) else list(triples), self._source(stream, source)
         )
-        for handle in self.queries:
-            pred = self._window_pred(handle, stream)
+        for handle, pred in zip(self.queries, preds, strict=True):
             if pred is not None:
                 handle._add_sorted(times, triples, pred)
+
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise StreamError(f"{call} after close(): the streams have ended (make a new Engine to go on)")
+
+    def _stream_preds(self, stream: str | None) -> list[str | None]:
+        """The predicate each registered query reads ``stream`` through (None: it does not read it); a
+        stream that no query reads is an error, as elements pushed there would be lost without a word."""
+        preds = [self._window_pred(handle, stream) for handle in self.queries]
+        if not any(pred is not None for pred in preds):
+            if not self.queries:
+                raise StreamError("no query is registered: register the queries before pushing elements")
+            read = sorted({iri for handle in self.queries for iri in handle.translation.streams})
+            shown = str(stream) if str(stream).startswith("<") else f"<{stream}>"
+            raise StreamError(
+                f"no registered query reads the stream {shown}: the queries read {', '.join(read)}"
+            )
+        return preds
 
     def _source(self, stream: str | None, source: str | None) -> str:
         """The blank-node scope of pushed elements: ``source`` if given, else the stream's IRI."""
@@ -266,10 +288,15 @@ class Engine:
 
     def advance(self, time: int) -> None:
         """Declare that no element older than ``time`` will come: close the instants up to it."""
+        self._check_open("advance")
         for handle in self.queries:
             handle.advance(time)
 
     def close(self) -> None:
-        """End of the streams: close every instant up to the first one after the last element."""
+        """End of the streams: close every instant up to the first one after the last element. Nothing
+        can be pushed afterwards (:class:`~rsp.errors.StreamError`); closing again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
         for handle in self.queries:
             handle.finish()

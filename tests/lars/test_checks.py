@@ -100,3 +100,25 @@ def test_tuple_window_over_intensional_predicate_is_refused() -> None:
 
 def test_windows_over_at_derived_predicates_do_not_warn() -> None:
     assert parse("@T i(X) :- [3] @T p(X).\nj(X) :- [3] [] i(X).").warnings == ()
+
+
+def test_a_body_atom_nothing_gives_is_reported_at_its_position() -> None:
+    """A body predicate that no rule head, fact or stream atom gives (a typo such as tmp for temp) never
+    holds: one warning per predicate, at its first extended atom, with the close name as a hint; a name
+    the stream carries with another arity is left to describe_other_arities."""
+    from rsp.lars.undefined import undefined_body_atoms
+
+    program = parse(
+        "limit(100).\n"
+        "hot :- [3] <> tmp(V), limit(L), V > L.\n"
+        "cold :- not [2] <> tmp(V), temp(V).\n"
+        "q :- other(X), wind(X,Y).\n",
+        "p.lars",
+    ).program
+    assert undefined_body_atoms(program, {("temp", 1), ("wind", 1)}) == [
+        "p.lars:2:8: warning: tmp/1 is read here, but no rule derives it, no fact gives it and no stream "
+        "atom carried it: it never holds (a typo? the stream has temp/1)",
+        "p.lars:4:6: warning: other/1 is read here, but no rule derives it, no fact gives it and no stream "
+        "atom carried it: it never holds",
+    ]
+    assert undefined_body_atoms(program, {("temp", 1), ("tmp", 1), ("other", 1), ("wind", 2)}) == []

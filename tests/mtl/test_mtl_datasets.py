@@ -215,6 +215,29 @@ def test_a_pipe_to_the_rsp_command(tmp_path: Path) -> None:
     ]
 
 
+def test_late_facts_of_a_followed_file_are_reported_with_their_lines(tmp_path: Path) -> None:
+    """--follow reads a regular file as a live stream (issue 45, item 8): its facts in the order they
+    come, a late one dropped and reported with its line as on standard input, not read as a dataset."""
+    import select
+    import signal
+
+    program, stream = _files(tmp_path, "A(X):-B(X)", "B(a)@2\nB(c)@3\nB(b)@1\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rsp", "mtl", str(program), "--stream", str(stream), "--follow"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        ready, _w, _x = select.select([proc.stderr], [], [], 60)
+        assert ready, "rsp mtl --follow said nothing about the late fact within 60 s"
+        late = proc.stderr.readline()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert late == f"{stream}:3: late fact B(b)@[1,1] starting at 1: the stream had reached 3, dropped\n"
+    assert proc.returncode == 0 and out == "A(a)@[2,2]\nA(c)@[3,3]\n"
+    assert err.splitlines()[-1] == f"{stream}: 0 malformed line(s) skipped, 1 late fact(s) dropped"
+
+
 # ------------------------------------------------------------------ generated datasets
 def _reference(program: str, lines: list[str], horizon) -> list[str]:
     model = least_model(parse_program(program), [parse_fact(f) for f in lines], horizon)

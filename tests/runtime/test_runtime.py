@@ -313,10 +313,10 @@ def test_push_takes_rdflib_terms_in_n_triples_syntax() -> None:
     handle = engine.register(query())
     o = rdflib.Literal("two\nlines", lang="en")
     engine.push([(rdflib.URIRef("http://ex.org/a"), rdflib.URIRef("http://ex.org/p"), o)], 100, STREAM)
-    engine.close()
-    assert [r.bindings for r in handle] == [[{"x": "<http://ex.org/a>"}]]
     with pytest.raises(StreamError, match="the subject .*Variable.* is not an RDF term"):
         engine.push([(rdflib.Variable("x"), rdflib.URIRef("http://ex.org/p"), o)], 3000, STREAM)
+    engine.close()  # (a push after close() is an error of its own)
+    assert [r.bindings for r in handle] == [[{"x": "<http://ex.org/a>"}]]
 
 
 def test_numpy_times_are_times() -> None:
@@ -329,3 +329,42 @@ def test_numpy_times_are_times() -> None:
     assert [(r.time, sorted(b["x"] for b in r.bindings)) for r in handle] == [
         (1000, [f"<http://ex.org/{x}>" for x in "abc"])
     ]
+
+
+def test_push_to_a_stream_no_query_reads_is_an_error() -> None:
+    """Elements for a stream that no registered query reads would be lost without a word (the CLI
+    refuses such a --stream): push and push_sorted refuse them and name the streams the queries read."""
+    engine = Engine()
+    handle = engine.register(query())
+    for call in (
+        lambda: engine.push([triple("a")], 100, "http://my.org/WRONG"),
+        lambda: engine.push_sorted([100], [triple("a")], "<http://my.org/WRONG>"),
+    ):
+        with pytest.raises(
+            StreamError,
+            match=r"no registered query reads the stream <http://my.org/WRONG>: "
+            r"the queries read <http://ex.org/s>",
+        ):
+            call()
+    with pytest.raises(StreamError, match="no query is registered"):
+        Engine().push([triple("a")], 100, STREAM)
+    engine.push([triple("a")], 100, "http://ex.org/s")  # the IRI with or without brackets
+    engine.close()
+    assert [r.time for r in handle] == [1000]
+
+
+def test_nothing_can_be_pushed_after_close() -> None:
+    """close() ends the streams: a later push, push_sorted or advance is an error, not new instants."""
+    engine = Engine()
+    handle = engine.register(query())
+    engine.push([triple("a")], 100, STREAM)
+    engine.close()
+    engine.close()  # closing again does nothing
+    for call in (
+        lambda: engine.push([triple("b")], 5000, STREAM),
+        lambda: engine.push_sorted([5000], [triple("b")], STREAM),
+        lambda: engine.advance(9000),
+    ):
+        with pytest.raises(StreamError, match=r"after close\(\): the streams have ended"):
+            call()
+    assert [r.time for r in handle] == [1000]

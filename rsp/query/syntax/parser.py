@@ -54,7 +54,7 @@ from urllib.parse import urljoin
 from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
-from rsp.errors import Position, QuerySyntaxError, RspError
+from rsp.errors import Position, QuerySyntaxError, RspError, read_source
 from rsp.io.terms import XSD
 from rsp.query.syntax.ast import (
     BGP,
@@ -714,7 +714,7 @@ def parse_query_file(path: str | Path) -> Query:
     """Parse and check a query file; errors carry the file name."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path, QuerySyntaxError, "query")
     except OSError as err:
         raise QuerySyntaxError(f"cannot read query: {err.strerror}", Position(str(path))) from None
     return parse_query(text, str(path))

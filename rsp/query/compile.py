@@ -96,8 +96,10 @@ def compile_query(
     ``static`` triples and its FROM / FROM NAMED graphs (read by ``load_graph``), checked."""
     from rsp.query.answers.expr import compile_filter
     from rsp.query.syntax.text import expr_text
+    from rsp.query.translation.conjunctive import merge_window_blocks
     from rsp.query.translation.translate import translate
 
+    query = merge_window_blocks(query)
     translation = translate(query, compile_filter, expr_text)
     load = load_graph or _no_graphs(query.file)
     static = list(static)

@@ -1,10 +1,13 @@
-"""Ontology loading through rdflib: a file becomes a list of triples of terms in N-Triples syntax."""
+"""Ontology and static graph loading: a file becomes a list of triples of terms in N-Triples syntax
+(pyoxigraph reads Turtle, N-Triples, N3 and RDF/XML; rdflib reads JSON-LD)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
+import pyoxigraph
 import rdflib
 from rdflib.term import BNode, Literal, Node, URIRef
 
@@ -60,9 +63,13 @@ def nt_term(term: Node) -> str:
 
 def load_ontology(path: str | Path) -> list[Triple]:
     """Read an ontology (Turtle, N-Triples, N3, RDF/XML, JSON-LD, chosen by the file extension) and
-    return its triples with terms in N-Triples syntax, literals with their lexical form as written.
+    return its triples with terms in N-Triples syntax, literals with their lexical form as written,
+    sorted; blank nodes labelled ``_:b0``, ``_:b1``, … in order of first appearance (the same file gives
+    the same triples in every run).
 
-    Raises :class:`OntologyError` naming the file and the reason when it cannot be read.
+    Turtle, N-Triples, N3 and RDF/XML are read by pyoxigraph (docs/results.md: static data loads at
+    parser speed), JSON-LD by rdflib. Raises :class:`OntologyError` naming the file, the line and
+    column where known, and the reason when it cannot be read.
     """
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
@@ -73,30 +80,123 @@ def load_ontology(path: str | Path) -> list[Triple]:
                             position)  # fmt: skip
     if not path.is_file():
         raise OntologyError("no such file", position)
+    if fmt in _OXIGRAPH and not _XSD_STRING_WRITTEN.search(
+        path.read_text(encoding="utf-8", errors="replace")
+    ):
+        # relative IRIs against the file's own IRI, as rdflib resolves them
+        return _parse_oxigraph(fmt, str(path), {"path": str(path), "base_iri": path.resolve().as_uri()})
+    return _parse_rdflib(fmt, str(path), {"source": str(path)})
+
+
+def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
+    """:func:`load_ontology` for a string (tests, inline ontologies)."""
+    if fmt in _OXIGRAPH and not _XSD_STRING_WRITTEN.search(text):
+        return _parse_oxigraph(fmt, "<string>", {"input": text})
+    return _parse_rdflib(fmt, "<string>", {"data": text})
+
+
+def _parse_rdflib(fmt: str, file: str, source: dict) -> list[Triple]:
     graph = rdflib.Graph()
     normalize = rdflib.NORMALIZE_LITERALS
     rdflib.NORMALIZE_LITERALS = False  # keep lexical forms ("01" stays "01")
     try:
         with warnings.catch_warnings():  # rdflib's JSON-LD parser warns about its own internals
             warnings.simplefilter("ignore", DeprecationWarning)
-            graph.parse(str(path), format=fmt)
+            graph.parse(**source, format=fmt)
     except Exception as err:  # rdflib raises many unrelated types (BadSyntax, SAXParseException, …)
         reason = str(err).strip().splitlines()
-        raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", position) from None
+        raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", Position(file)) from None
     finally:
         rdflib.NORMALIZE_LITERALS = normalize
-    return sorted((nt_term(s), nt_term(p), nt_term(o)) for s, p, o in graph)
+    labels: dict[str, str] = {}
+    triples = [
+        (_rdflib_term(s, labels), _rdflib_term(p, labels), _rdflib_term(o, labels)) for s, p, o in graph
+    ]
+    return sorted(triples)
 
 
-def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
-    """:func:`load_ontology` for a string (tests, inline ontologies)."""
-    graph = rdflib.Graph()
-    normalize = rdflib.NORMALIZE_LITERALS
-    rdflib.NORMALIZE_LITERALS = False
+def _rdflib_term(term: Node, labels: dict[str, str]) -> str:
+    if isinstance(term, BNode):
+        return labels.setdefault(str(term), f"_:b{len(labels)}")
+    return nt_term(term)
+
+
+_OXIGRAPH = {
+    "turtle": pyoxigraph.RdfFormat.TURTLE,
+    "nt": pyoxigraph.RdfFormat.N_TRIPLES,
+    "n3": pyoxigraph.RdfFormat.N3,
+    "xml": pyoxigraph.RdfFormat.RDF_XML,
+}
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_XSD_STRING_WRITTEN = re.compile(r"XMLSchema#string|:string\b|;string[\"']")
+"""A literal typed xsd:string in so many words (``^^xsd:string``, ``rdf:datatype="&xsd;string"``):
+pyoxigraph reads it as the plain literal it is in RDF 1.1, rsp keeps it as written (as in streams), so
+such a file is read by rdflib."""
+
+
+def _parse_oxigraph(fmt: str, file: str, source: dict) -> list[Triple]:
+    """The triples pyoxigraph reads (``path=`` or ``input=`` in ``source``), as :func:`load_ontology`
+    gives them: blank nodes labelled in order of first appearance (pyoxigraph names anonymous ones at
+    random), literals escaped as :func:`nt_term` escapes them, language tags as written (pyoxigraph
+    gives them in lower case)."""
+    named, blank = pyoxigraph.NamedNode, pyoxigraph.BlankNode
+    labels: dict[str, str] = {}
+    tags: dict[str, str] | None = None
+
+    def other(term) -> str:
+        nonlocal tags
+        if type(term) is blank:
+            return labels.setdefault(term.value, f"_:b{len(labels)}")
+        if not isinstance(term, pyoxigraph.Literal):  # an RDF 1.2 triple term: not an RDF 1.1 graph
+            raise OntologyError(
+                f"cannot read {term}: triple terms (RDF 1.2) are not supported", Position(file)
+            )
+        language = term.language
+        if language:
+            if tags is None:
+                tags = _written_tags(source)
+            return f'"{_escaped(term.value)}"@{tags.get(language, language)}'
+        made = str(term)
+        if "\\" in made:  # pyoxigraph escapes more than rsp does (tabs, control characters)
+            datatype = term.datatype.value
+            value = _escaped(term.value)
+            made = f'"{value}"' if datatype == _XSD_STRING else f'"{value}"^^<{datatype}>'
+        return made
+
+    triples = []
     try:
-        graph.parse(data=text, format=fmt)
-    except Exception as err:
-        raise OntologyError(f"cannot parse as {fmt}: {str(err).strip()[:300]}") from None
-    finally:
-        rdflib.NORMALIZE_LITERALS = normalize
-    return sorted((nt_term(s), nt_term(p), nt_term(o)) for s, p, o in graph)
+        for triple in pyoxigraph.parse(**source, format=_OXIGRAPH[fmt]):
+            s, o = triple.subject, triple.object
+            triples.append((
+                str(s) if type(s) is named else other(s),
+                str(triple.predicate),
+                str(o) if type(o) is named else other(o),
+            ))  # fmt: skip
+    except SyntaxError as err:
+        reason = str(err.msg).strip().splitlines()
+        where = Position(file, err.lineno or 0, err.offset or 0)
+        raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", where) from None
+    except (OSError, ValueError) as err:
+        raise OntologyError(f"cannot read as {fmt}: {err}", Position(file)) from None
+    return sorted(triples)
+
+
+def _escaped(value: str) -> str:
+    if '"' in value or "\\" in value or "\n" in value or "\r" in value:
+        return "".join(_ESCAPES.get(ch, ch) for ch in value)
+    return value
+
+
+_TAG = re.compile(r"""(?:["']@|xml:lang\s*=\s*["'])([A-Za-z]+(?:-[A-Za-z0-9]+)*)""")
+
+
+def _written_tags(source: dict) -> dict[str, str]:
+    """Each language tag of the source as first written, by its lower-case form."""
+    if "path" in source:
+        text = Path(source["path"]).read_text(encoding="utf-8", errors="replace")
+    else:
+        text = source["input"]
+    tags: dict[str, str] = {}
+    for match in _TAG.finditer(text):
+        tags.setdefault(match.group(1).lower(), match.group(1))
+    return tags

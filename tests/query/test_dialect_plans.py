@@ -213,3 +213,18 @@ def test_a_static_cross_product_is_never_built() -> None:
     # 360,000 rows of the static cross product take over 100 MB as solutions; the windows hold 48
     # observations and the instants' answers a few hundred rows
     assert peak < 20_000_000, peak
+
+
+def test_the_static_graph_is_data_not_a_rule_per_triple() -> None:
+    """The static graph (here 3,000 triples) is the program's data, one set held by every graph the
+    query reads (the default graph and each STREAM block's window graph), not a fact rule per triple and
+    per graph checked for safety one by one."""
+    static = static_graph(1000, blank=False)
+    engine = Engine()
+    engine.static.extend(static)
+    handle = engine.register(_q1("cqels"))
+    program = handle.program.program
+    assert len(program.rules) < 20
+    assert {sig.name for sig, _rows in program.data} == {"g", "w0", "w1"}
+    assert len({id(rows) for _sig, rows in program.data}) == 1
+    assert next(iter(program.data))[1] == frozenset(static)

@@ -80,18 +80,21 @@ def load_ontology(path: str | Path) -> list[Triple]:
                             position)  # fmt: skip
     if not path.is_file():
         raise OntologyError("no such file", position)
-    if fmt in _OXIGRAPH and not _XSD_STRING_WRITTEN.search(
-        path.read_text(encoding="utf-8", errors="replace")
-    ):
-        # relative IRIs against the file's own IRI, as rdflib resolves them
-        return _parse_oxigraph(fmt, str(path), {"path": str(path), "base_iri": path.resolve().as_uri()})
+    if fmt in _OXIGRAPH:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        typed = _typed_strings(text, fmt)
+        if typed is not None:
+            # relative IRIs against the file's own IRI, as rdflib resolves them
+            source = {"path": str(path), "base_iri": path.resolve().as_uri()}
+            return _parse_oxigraph(fmt, str(path), source, text, typed)
     return _parse_rdflib(fmt, str(path), {"source": str(path)})
 
 
 def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
     """:func:`load_ontology` for a string (tests, inline ontologies)."""
-    if fmt in _OXIGRAPH and not _XSD_STRING_WRITTEN.search(text):
-        return _parse_oxigraph(fmt, "<string>", {"input": text})
+    typed = _typed_strings(text, fmt) if fmt in _OXIGRAPH else None
+    if typed is not None:
+        return _parse_oxigraph(fmt, "<string>", {"input": text}, text, typed)
     return _parse_rdflib(fmt, "<string>", {"data": text})
 
 
@@ -128,23 +131,36 @@ _OXIGRAPH = {
     "xml": pyoxigraph.RdfFormat.RDF_XML,
 }
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_XSD_STRING_WRITTEN = re.compile(r"XMLSchema#string|:string\b|;string[\"']")
-"""A literal typed xsd:string in so many words (``^^xsd:string``, ``rdf:datatype="&xsd;string"``):
-pyoxigraph reads it as the plain literal it is in RDF 1.1, rsp keeps it as written (as in streams), so
-such a file is read by rdflib."""
 
 
-def _parse_oxigraph(fmt: str, file: str, source: dict) -> list[Triple]:
+def _typed_strings(text: str, fmt: str) -> frozenset[str] | None:
+    """The lexical forms (escaped as N-Triples escapes them) the text types xsd:string in so many words
+    (``"x"^^xsd:string``): pyoxigraph reads them as the plain literals they are in RDF 1.1, rsp keeps
+    them as written, as it does in streams. None when that cannot be told (RDF/XML that names
+    xsd:string): the file is then read by rdflib."""
+    if "XMLSchema#string" not in text and ":string" not in text and ";string" not in text:
+        return frozenset()
+    if fmt == "xml":
+        return None
+    return frozenset(
+        match.group(1) for match in _TYPED.finditer(text) if match.group(2).endswith(("string>", ":string"))
+    )
+
+
+_TYPED = re.compile(r'"((?:[^"\\\n]|\\.)*)"\^\^(<[^>]*>|[A-Za-z0-9_.-]*:[A-Za-z0-9_]+)')
+
+
+def _parse_oxigraph(fmt: str, file: str, source: dict, text: str, typed: frozenset[str]) -> list[Triple]:
     """The triples pyoxigraph reads (``path=`` or ``input=`` in ``source``), as :func:`load_ontology`
     gives them: blank nodes labelled in order of first appearance (pyoxigraph names anonymous ones at
     random), literals escaped as :func:`nt_term` escapes them, language tags as written (pyoxigraph
-    gives them in lower case)."""
+    gives them in lower case), ``^^xsd:string`` kept on the lexical forms ``typed`` (see
+    :func:`_typed_strings`)."""
     named, blank = pyoxigraph.NamedNode, pyoxigraph.BlankNode
     labels: dict[str, str] = {}
-    tags: dict[str, str] | None = None
+    tags: dict[str, str] = {}
 
     def other(term) -> str:
-        nonlocal tags
         if type(term) is blank:
             return labels.setdefault(term.value, f"_:b{len(labels)}")
         if not isinstance(term, pyoxigraph.Literal):  # an RDF 1.2 triple term: not an RDF 1.1 graph
@@ -153,14 +169,22 @@ def _parse_oxigraph(fmt: str, file: str, source: dict) -> list[Triple]:
             )
         language = term.language
         if language:
-            if tags is None:
-                tags = _written_tags(source)
-            return f'"{_escaped(term.value)}"@{tags.get(language, language)}'
+            written = tags.get(language)
+            if written is None:
+                written = tags[language] = _written_tag(text, language)
+            return f'"{_escaped(term.value)}"@{written}'
         made = str(term)
-        if "\\" in made:  # pyoxigraph escapes more than rsp does (tabs, control characters)
+        if "\\" in made or (typed and made[-1] == '"'):
+            # pyoxigraph escapes more than rsp does (tabs, control characters); it writes an
+            # xsd:string literal as a plain one
             datatype = term.datatype.value
             value = _escaped(term.value)
-            made = f'"{value}"' if datatype == _XSD_STRING else f'"{value}"^^<{datatype}>'
+            if datatype != _XSD_STRING:
+                made = f'"{value}"^^<{datatype}>'
+            elif value in typed:
+                made = f'"{value}"^^<{_XSD_STRING}>'
+            else:
+                made = f'"{value}"'
         return made
 
     triples = []
@@ -187,16 +211,7 @@ def _escaped(value: str) -> str:
     return value
 
 
-_TAG = re.compile(r"""(?:["']@|xml:lang\s*=\s*["'])([A-Za-z]+(?:-[A-Za-z0-9]+)*)""")
-
-
-def _written_tags(source: dict) -> dict[str, str]:
-    """Each language tag of the source as first written, by its lower-case form."""
-    if "path" in source:
-        text = Path(source["path"]).read_text(encoding="utf-8", errors="replace")
-    else:
-        text = source["input"]
-    tags: dict[str, str] = {}
-    for match in _TAG.finditer(text):
-        tags.setdefault(match.group(1).lower(), match.group(1))
-    return tags
+def _written_tag(text: str, tag: str) -> str:
+    """The language tag ``tag`` (lower case, as pyoxigraph gives it) as ``text`` first writes it."""
+    found = re.search(r"(?:@|xml:lang\s*=\s*[\"'])(" + re.escape(tag) + r")\b", text, re.IGNORECASE)
+    return found.group(1) if found else tag

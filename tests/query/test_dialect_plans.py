@@ -228,3 +228,49 @@ def test_the_static_graph_is_data_not_a_rule_per_triple() -> None:
     assert {sig.name for sig, _rows in program.data} == {"g", "w0", "w1"}
     assert len({id(rows) for _sig, rows in program.data}) == 1
     assert next(iter(program.data))[1] == frozenset(static)
+
+
+def test_a_row_that_stays_is_written_once(monkeypatch) -> None:
+    """Issue 44, item 3: the CQELS form's answer is kept from the engine's changes, so a row that stays
+    in the answer for several instants (a 3 s window evaluated every second) is the same solution at
+    each, and the writer makes its text once; RSTREAM still writes it at every instant."""
+    import io
+
+    import rsp.io.results as results
+
+    made: list = []
+    maker = results._solution_json_maker
+
+    def counted_maker(variables):
+        make = maker(variables)
+        return lambda s: made.append(dict(s)) or make(s)
+
+    monkeypatch.setattr(results, "_solution_json_maker", counted_maker)
+    static = static_graph(4, blank=False)
+    streams = {
+        STREAMS[k]: [
+            (t * 1000 + 100 * k, (f"<{EX}obs{k}x{t}>", p, o))
+            for t in range(6)
+            for p, o in (
+                (TYPE, f"<{EX}Obs>"),
+                (f"<{EX}prop>", f"<{EX}prop{1 + 2 * k}>"),
+                (f"<{EX}value>", f'"{t}"^^{INT}'),
+                (f"<{EX}by>", STREAMS[k]),
+            )
+        ]
+        for k in (0, 1)
+    }
+    engine = Engine()
+    engine.static.extend(static)
+    query = engine.register(_q1("cqels"))
+    handle = io.StringIO()
+    writer = results.make_writer("jsonl", handle, variables=("o0", "o1", "v0", "v1"), query_name="T")
+    query.subscribe(lambda r: writer.select(r.time, r.bindings))
+    merged = sorted((time, iri, triple) for iri, elements in streams.items() for time, triple in elements)
+    for time, iri, triple in merged:
+        engine.push([triple], time, iri)
+    engine.close()
+    written = sum(len(r.bindings) for r in query)
+    distinct = {tuple(sorted(b.items())) for r in query for b in r.bindings}
+    assert written > len(distinct)  # rows stay for several instants
+    assert len(made) == len(distinct)

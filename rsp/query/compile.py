@@ -156,11 +156,13 @@ def add_background(query: ast.Query, translation, entailment: str, static: list[
             copy = slot_rule(rule, "g", slot_pred, size)
             if copy is not None:
                 rules.append(copy)
-    if closure:  # one set of triples, held by every graph predicate (a CQELS STREAM block's too)
+    if closure:  # one set of triples, held by every graph predicate a rule or a table reads
         rows = frozenset(closure)
-        data.extend(
-            (Sig(pred, 3), rows) for pred in sorted(graph_preds) + sorted(translation.slot_graphs.values())
-        )
+        read = {t.pred for t in translation.tables.values()}  # property paths read a graph's rows
+        read.update(lit.atom.pred for rule in rules for lit in rule.body if isinstance(lit, ExtAtom))
+        holders = sorted(graph_preds) + sorted(translation.slot_graphs.values())
+        # (a CQELS query whose patterns all stand in STREAM blocks never reads the default graph)
+        data.extend((Sig(pred, 3), rows) for pred in holders if pred in read)
     return rules, facts, tuple(data), background_rules, closure
 
 

@@ -276,3 +276,13 @@ def test_a_row_that_stays_is_written_once(monkeypatch) -> None:
     distinct = {tuple(sorted(b.items())) for r in query for b in r.bindings}
     assert written > len(distinct)  # rows stay for several instants
     assert len(made) == len(distinct)
+
+
+def test_a_graph_no_pattern_reads_holds_no_static_data() -> None:
+    """A CQELS query whose patterns all stand in STREAM blocks never reads the default graph: the
+    static graph is held by the blocks' window graphs only (CityBench's CQELS Q2)."""
+    engine = Engine()
+    engine.static.extend(static_graph(10, blank=False))
+    text = _q1("cqels").replace("?p0 a ex:Congestion . ?p1 a ex:Congestion . ", "")
+    handle = engine.register(text)
+    assert {sig.name for sig, _rows in handle.program.program.data} == {"w0", "w1"}

@@ -56,8 +56,9 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          ("query.syntax", "background", "lars", "errors")),
     ],
     [
-        ("background", "RDFS and OWL 2 RL rules named by W3C rule id, ontologies read through rdflib, the "
-         "static closure computed once and the rules specialised to it",
+        ("background", "RDFS and OWL 2 RL rules named by W3C rule id, ontologies and static graphs read "
+         "through pyoxigraph (JSON-LD through rdflib), the static closure computed once and the rules "
+         "specialised to it",
          ("engine", "lars", "io", "errors", "lazy")),
         ("query.syntax", "a query's text: grammar, parser and RSP dialects, AST, lexical forms, syntax "
          "errors, the AST as text, validation", ("io", "errors")),

@@ -1,12 +1,13 @@
-"""Ontology loading through rdflib: a file becomes a list of triples of terms in N-Triples syntax."""
+"""Ontology and static graph loading: a file becomes a list of triples of terms in N-Triples syntax
+(pyoxigraph reads Turtle, N-Triples, N3 and RDF/XML; rdflib reads JSON-LD)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import warnings
 from pathlib import Path
 
+import pyoxigraph
 import rdflib
 from rdflib.term import BNode, Literal, Node, URIRef
 
@@ -62,9 +63,13 @@ def nt_term(term: Node) -> str:
 
 def load_ontology(path: str | Path) -> list[Triple]:
     """Read an ontology (Turtle, N-Triples, N3, RDF/XML, JSON-LD, chosen by the file extension) and
-    return its triples with terms in N-Triples syntax, literals with their lexical form as written.
+    return its triples with terms in N-Triples syntax, literals with their lexical form as written,
+    sorted; blank nodes labelled ``_:b0``, ``_:b1``, … in order of first appearance (the same file gives
+    the same triples in every run).
 
-    Raises :class:`OntologyError` naming the file and the reason when it cannot be read.
+    Turtle, N-Triples, N3 and RDF/XML are read by pyoxigraph (docs/results.md: static data loads at
+    parser speed), JSON-LD by rdflib. Raises :class:`OntologyError` naming the file, the line and
+    column where known, and the reason when it cannot be read.
     """
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
@@ -75,82 +80,139 @@ def load_ontology(path: str | Path) -> list[Triple]:
                             position)  # fmt: skip
     if not path.is_file():
         raise OntologyError("no such file", position)
+    if fmt in _OXIGRAPH:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        typed = _typed_strings(text, fmt)
+        if typed is not None:
+            # relative IRIs against the file's own IRI, as rdflib resolves them
+            source = {"path": str(path), "base_iri": path.resolve().as_uri()}
+            return _parse_oxigraph(fmt, str(path), source, text, typed)
+    return _parse_rdflib(fmt, str(path), {"source": str(path)})
+
+
+def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
+    """:func:`load_ontology` for a string (tests, inline ontologies)."""
+    typed = _typed_strings(text, fmt) if fmt in _OXIGRAPH else None
+    if typed is not None:
+        return _parse_oxigraph(fmt, "<string>", {"input": text}, text, typed)
+    return _parse_rdflib(fmt, "<string>", {"data": text})
+
+
+def _parse_rdflib(fmt: str, file: str, source: dict) -> list[Triple]:
     graph = rdflib.Graph()
     normalize = rdflib.NORMALIZE_LITERALS
     rdflib.NORMALIZE_LITERALS = False  # keep lexical forms ("01" stays "01")
     try:
         with warnings.catch_warnings():  # rdflib's JSON-LD parser warns about its own internals
             warnings.simplefilter("ignore", DeprecationWarning)
-            graph.parse(str(path), format=fmt)
+            graph.parse(**source, format=fmt)
     except Exception as err:  # rdflib raises many unrelated types (BadSyntax, SAXParseException, …)
-        located = locate_bad_syntax(str(err), path.read_bytes())
-        if located is not None:
-            why, line, column = located
-            raise OntologyError(f"cannot parse as {fmt}: {why}", Position(str(path), line, column)) from None
         reason = str(err).strip().splitlines()
-        raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", position) from None
+        raise OntologyError(f"cannot parse as {fmt}: {' '.join(reason)[:300]}", Position(file)) from None
     finally:
         rdflib.NORMALIZE_LITERALS = normalize
-    return sorted((nt_term(s), nt_term(p), nt_term(o)) for s, p, o in graph)
+    labels: dict[str, str] = {}
+    triples = [
+        (_rdflib_term(s, labels), _rdflib_term(p, labels), _rdflib_term(o, labels)) for s, p, o in graph
+    ]
+    return sorted(triples)
 
 
-_BAD_SYNTAX = re.compile(
-    r"^at line (?P<line>\d+) of <[^>]*>:\s*Bad syntax \((?P<why>.*)\) at \^ in:\s*"
-    r"\"(?:\.\.\.)?(?P<before>b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\")"
-    r"\^(?P<after>b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\")(?:\.\.\.)?\"\s*$",
-    re.DOTALL,
-)
+def _rdflib_term(term: Node, labels: dict[str, str]) -> str:
+    if isinstance(term, BNode):
+        return labels.setdefault(str(term), f"_:b{len(labels)}")
+    return nt_term(term)
 
 
-def locate_bad_syntax(message: str, data: bytes) -> tuple[str, int, int] | None:
-    r"""(reason, line, column) of a Turtle/N3 syntax error from rdflib's message, or None for another
-    message. rdflib's message shows the text around the error (as Python bytes literals) and a line
-    number that it miscounts after multi-line strings; the place is found again by that text in the
-    file (the occurrence nearest rdflib's line).
+_OXIGRAPH = {
+    "turtle": pyoxigraph.RdfFormat.TURTLE,
+    "nt": pyoxigraph.RdfFormat.N_TRIPLES,
+    "n3": pyoxigraph.RdfFormat.N3,
+    "xml": pyoxigraph.RdfFormat.RDF_XML,
+}
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
-    >>> data = b"@prefix ex: <http://e/> .\nex:a ex:b ex:c .\nex:a ex:b .\n"
-    >>> found = repr(data[30:52]) + "^" + repr(data[52:])
-    >>> message = f'at line 9 of <>:\nBad syntax (objectList expected) at ^ in:\n"...{found}"'
-    >>> locate_bad_syntax(message, data)
-    ('objectList expected', 3, 10)
-    """
-    match = _BAD_SYNTAX.match(message.strip())
-    if match is None:
+
+def _typed_strings(text: str, fmt: str) -> frozenset[str] | None:
+    """The lexical forms (escaped as N-Triples escapes them) the text types xsd:string in so many words
+    (``"x"^^xsd:string``): pyoxigraph reads them as the plain literals they are in RDF 1.1, rsp keeps
+    them as written, as it does in streams. None when that cannot be told (RDF/XML that names
+    xsd:string): the file is then read by rdflib."""
+    if "XMLSchema#string" not in text and ":string" not in text and ";string" not in text:
+        return frozenset()
+    if fmt == "xml":
         return None
+    return frozenset(
+        match.group(1) for match in _TYPED.finditer(text) if match.group(2).endswith(("string>", ":string"))
+    )
+
+
+_TYPED = re.compile(r'"((?:[^"\\\n]|\\.)*)"\^\^(<[^>]*>|[A-Za-z0-9_.-]*:[A-Za-z0-9_]+)')
+
+
+def _parse_oxigraph(fmt: str, file: str, source: dict, text: str, typed: frozenset[str]) -> list[Triple]:
+    """The triples pyoxigraph reads (``path=`` or ``input=`` in ``source``), as :func:`load_ontology`
+    gives them: blank nodes labelled in order of first appearance (pyoxigraph names anonymous ones at
+    random), literals escaped as :func:`nt_term` escapes them, language tags as written (pyoxigraph
+    gives them in lower case), ``^^xsd:string`` kept on the lexical forms ``typed`` (see
+    :func:`_typed_strings`)."""
+    named, blank = pyoxigraph.NamedNode, pyoxigraph.BlankNode
+    labels: dict[str, str] = {}
+    tags: dict[str, str] = {}
+
+    def other(term) -> str:
+        if type(term) is blank:
+            return labels.setdefault(term.value, f"_:b{len(labels)}")
+        if not isinstance(term, pyoxigraph.Literal):  # an RDF 1.2 triple term: not an RDF 1.1 graph
+            raise OntologyError(
+                f"cannot read {term}: triple terms (RDF 1.2) are not supported", Position(file)
+            )
+        language = term.language
+        if language:
+            written = tags.get(language)
+            if written is None:
+                written = tags[language] = _written_tag(text, language)
+            return f'"{_escaped(term.value)}"@{written}'
+        made = str(term)
+        if "\\" in made or (typed and made[-1] == '"'):
+            # pyoxigraph escapes more than rsp does (tabs, control characters); it writes an
+            # xsd:string literal as a plain one
+            datatype = term.datatype.value
+            value = _escaped(term.value)
+            if datatype != _XSD_STRING:
+                made = f'"{value}"^^<{datatype}>'
+            elif value in typed:
+                made = f'"{value}"^^<{_XSD_STRING}>'
+            else:
+                made = f'"{value}"'
+        return made
+
+    triples = []
     try:
-        before, after = ast.literal_eval(match["before"]), ast.literal_eval(match["after"])
-    except (ValueError, SyntaxError):
-        return None
-    reported = int(match["line"])
-    # rdflib cuts the excerpt from the UTF-8 bytes at a character index: an occurrence's byte offset
-    # in the file is the error's character offset in its text
-    text = data.decode("utf-8", errors="replace")
-    context = before + after
-    offsets = []
-    start = data.find(context)
-    while start >= 0:
-        offsets.append(start + len(before))
-        start = data.find(context, start + 1)
-    offsets = [at for at in offsets if at <= len(text)]
-    if not offsets:
-        return None
-    offset = min(offsets, key=lambda at: abs(text.count("\n", 0, at) + 1 - reported))
-    return match["why"], text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+        for triple in pyoxigraph.parse(**source, format=_OXIGRAPH[fmt]):
+            s, o = triple.subject, triple.object
+            triples.append((
+                str(s) if type(s) is named else other(s),
+                str(triple.predicate),
+                str(o) if type(o) is named else other(o),
+            ))  # fmt: skip
+    except SyntaxError as err:
+        reason = " ".join(str(err.msg).strip().splitlines())
+        reason = re.sub(r"^Parser error at line \d+ column \d+: ", "", reason)  # the position is given once
+        where = Position(file, err.lineno or 0, err.offset or 0)
+        raise OntologyError(f"cannot parse as {fmt}: {reason[:300]}", where) from None
+    except (OSError, ValueError) as err:
+        raise OntologyError(f"cannot read as {fmt}: {err}", Position(file)) from None
+    return sorted(triples)
 
 
-def parse_ontology_text(text: str, fmt: str = "turtle") -> list[Triple]:
-    """:func:`load_ontology` for a string (tests, inline ontologies)."""
-    graph = rdflib.Graph()
-    normalize = rdflib.NORMALIZE_LITERALS
-    rdflib.NORMALIZE_LITERALS = False
-    try:
-        graph.parse(data=text, format=fmt)
-    except Exception as err:
-        located = locate_bad_syntax(str(err), text.encode("utf-8"))
-        if located is not None:
-            why, line, column = located
-            raise OntologyError(f"cannot parse as {fmt}: {why}", Position("<string>", line, column)) from None
-        raise OntologyError(f"cannot parse as {fmt}: {str(err).strip()[:300]}") from None
-    finally:
-        rdflib.NORMALIZE_LITERALS = normalize
-    return sorted((nt_term(s), nt_term(p), nt_term(o)) for s, p, o in graph)
+def _escaped(value: str) -> str:
+    if '"' in value or "\\" in value or "\n" in value or "\r" in value:
+        return "".join(_ESCAPES.get(ch, ch) for ch in value)
+    return value
+
+
+def _written_tag(text: str, tag: str) -> str:
+    """The language tag ``tag`` (lower case, as pyoxigraph gives it) as ``text`` first writes it."""
+    found = re.search(r"(?:@|xml:lang\s*=\s*[\"'])(" + re.escape(tag) + r")\b", text, re.IGNORECASE)
+    return found.group(1) if found else tag

@@ -60,6 +60,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         if rule.is_fact:
             continue
         out.write(f"{rule}    % {rule.origin}\n")
-    facts = sum(1 for rule in query.rules() if rule.is_fact)
+    facts = sum(1 for rule in query.rules() if rule.is_fact) + sum(
+        len(rows) for _sig, rows in query.program.program.data
+    )
     out.write(f"% plus {facts} background fact(s): the closed static graph and ontology tables\n")
     return 0

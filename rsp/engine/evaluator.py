@@ -134,6 +134,8 @@ class Engine:
             else:
                 self._pending.append((fact.head.time, next(self._seq), pred, args, NEVER))
                 self.timed.setdefault(pred, []).append((fact.head.time, args))
+        for pred, rows in prog.data:
+            self.background.setdefault(pred, set()).update(rows)
         heapq.heapify(self._pending)
         self._timed_facts = {item[1] for item in self._pending}
 

@@ -34,7 +34,7 @@ def group_by_sig(groups: dict[str, list[tuple]]) -> dict[Sig, list[tuple]]:
 
 def program_sigs(program: Program) -> set[Sig]:
     """Every predicate (name and arity) of the program's rules and facts, heads and body atoms."""
-    sigs = set()
+    sigs = program.data_predicates()
     for rule in program.rules:
         sigs.add(rule.head.atom.sig)
         sigs.update(lit.atom.sig for lit in rule.body if isinstance(lit, ExtAtom))

@@ -289,11 +289,15 @@ def constraint_rule(body: tuple[Literal, ...], origin: Origin) -> Rule:
 
 @dataclass(frozen=True)
 class Program:
-    """A LARS program: rules (facts included) and the prefixes declared in its source."""
+    """A LARS program: rules (facts included) and the prefixes declared in its source; ``data`` are
+    more ground facts, given by predicate as sets of argument tuples (a query's static graph: tens of
+    thousands of triples): ground by construction, so no pass checks them one by one, and the engine
+    indexes them with the facts."""
 
     rules: tuple[Rule, ...]
     prefixes: tuple[tuple[str, str], ...] = ()
     source: str = "<string>"
+    data: tuple[tuple[Sig, frozenset[tuple[Constant, ...]]], ...] = ()
 
     def __str__(self) -> str:
         return "\n".join(str(r) for r in self.rules)
@@ -305,6 +309,10 @@ class Program:
     @property
     def proper_rules(self) -> list[Rule]:
         return [r for r in self.rules if not r.is_fact]
+
+    def data_predicates(self) -> set[Sig]:
+        """The predicates of :attr:`data`."""
+        return {sig for sig, _rows in self.data}
 
     def intensional_predicates(self) -> set[Sig]:
         """Predicates defined by a rule with a non-empty body: these are what the output stream shows."""

@@ -11,7 +11,7 @@ def check_windows(program: Program) -> list[str]:
     """Raise on a tuple window over an intensional predicate; return warnings for the user."""
     intensional = program.intensional_predicates()
     at_heads = {r.head.atom.sig for r in program.rules if r.head.time is not None}
-    fact_preds = {r.head.atom.sig for r in program.facts}
+    fact_preds = {r.head.atom.sig for r in program.facts} | program.data_predicates()
     warnings: list[str] = []
     for rule in program.proper_rules:
         for lit in rule.body:

@@ -1,7 +1,8 @@
 """The compile pipeline of a continuous query, one pass after the other: parse and validate
 (:mod:`rsp.query.syntax.parser`, :mod:`rsp.query.syntax.validate`), translate to LARS rules
 (:mod:`rsp.query.translation.translate`), add the entailment regime's background rules and the static
-graphs (:mod:`rsp.background`, :func:`add_background`), and check the program (:func:`rsp.lars.check`:
+graphs (:mod:`rsp.background`, :func:`add_background`: the static graphs as the program's data, not a fact
+rule per triple), and check the program (:func:`rsp.lars.check`:
 safety, strata). The runtime (:mod:`rsp.runtime`) receives the :class:`CompiledQuery` and runs it;
 nothing here runs a query.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from rsp.errors import Position, RspError
 from rsp.lars import check
-from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule
+from rsp.lars.model import Atom, ExtAtom, Head, Program, Rule, Sig
 from rsp.query.syntax import ast
 
 Triple = tuple[str, str, str]
@@ -96,16 +97,20 @@ def compile_query(
     ``static`` triples and its FROM / FROM NAMED graphs (read by ``load_graph``), checked."""
     from rsp.query.answers.expr import compile_filter
     from rsp.query.syntax.text import expr_text
+    from rsp.query.translation.conjunctive import merge_window_blocks
     from rsp.query.translation.translate import translate
 
+    query = merge_window_blocks(query)
     translation = translate(query, compile_filter, expr_text)
     load = load_graph or _no_graphs(query.file)
     static = list(static)
     for graph in query.graphs:
         static.extend(load(graph, "FROM"))
     named = {iri: load(iri, "FROM NAMED") for iri in query.named_graphs}
-    rules, facts, background_rules, closure = add_background(query, translation, entailment, static, named)
-    program = check(Program(tuple(rules) + tuple(facts), (), query.file))
+    rules, facts, data, background_rules, closure = add_background(
+        query, translation, entailment, static, named
+    )
+    program = check(Program(tuple(rules) + tuple(facts), (), query.file, data))
     # a graph's triples are read only by the rules, unless a property path reads the graph itself
     # (the answer comes from the patterns' tables): background rules that derive nothing a table
     # needs sleep (rsp/engine/relevance.py)
@@ -120,7 +125,8 @@ def compile_query(
 def add_background(query: ast.Query, translation, entailment: str, static: list[Triple], named: dict):
     """The pass that adds the entailment regime: the query's rules with the background rules over each
     graph predicate (the window graph ``g``, GRAPH blocks, time slots) and the closed static graphs as
-    facts. Returns (rules, facts, the regime's rules over ``g``, the closure of the static graph)."""
+    data (:attr:`rsp.lars.model.Program.data`). Returns (rules, facts, data, the regime's rules over
+    ``g``, the closure of the static graph)."""
     from rsp.background import Regime, background_program
     from rsp.query.translation.reflexive import observes_reflexive, static_reflexive, stream_rules
     from rsp.query.translation.translate import slot_rule
@@ -129,6 +135,7 @@ def add_background(query: ast.Query, translation, entailment: str, static: list[
     background = background_program(regime, static, pred="g")
     rules = list(translation.rules)
     facts: list[Rule] = list(background.facts)
+    data: list[tuple[Sig, frozenset]] = []
     graph_preds = set(translation.graphs.values())
     closure = set(background.closure)
     background_rules = list(background.rules)
@@ -140,18 +147,23 @@ def add_background(query: ast.Query, translation, entailment: str, static: list[
         named_closure = set(background_program(regime, static + named[iri], pred="g").closure)
         if regime is Regime.RDFS and observes_reflexive(query):
             named_closure |= static_reflexive(named_closure)
-        facts.extend(Rule(Head(Atom(pred, triple))) for triple in named_closure)
+        data.append((Sig(pred, 3), frozenset(named_closure)))
     for pred in sorted(graph_preds):
         rules.extend(_rename(r, {"g": pred}) for r in background_rules)
-        facts.extend(Rule(Head(Atom(pred, triple))) for triple in closure)
     for name, slot_pred in translation.slot_graphs.items():
         size = translation.windows[name][0].range // translation.slot - 1
         for rule in background_rules:
             copy = slot_rule(rule, "g", slot_pred, size)
             if copy is not None:
                 rules.append(copy)
-        facts.extend(Rule(Head(Atom(slot_pred, triple))) for triple in closure)
-    return rules, facts, background_rules, closure
+    if closure:  # one set of triples, held by every graph predicate a rule or a table reads
+        rows = frozenset(closure)
+        read = {t.pred for t in translation.tables.values()}  # property paths read a graph's rows
+        read.update(lit.atom.pred for rule in rules for lit in rule.body if isinstance(lit, ExtAtom))
+        holders = sorted(graph_preds) + sorted(translation.slot_graphs.values())
+        # (a CQELS query whose patterns all stand in STREAM blocks never reads the default graph)
+        data.extend((Sig(pred, 3), rows) for pred in holders if pred in read)
+    return rules, facts, tuple(data), background_rules, closure
 
 
 def _rename(rule: Rule, mapping: dict[str, str]) -> Rule:

@@ -194,7 +194,7 @@ def test_file_errors_name_the_file_and_the_option(capsys, tmp_path: Path) -> Non
         (["run", str(tmp_path / "none.rq"), "--stream", str(stream)], f"{tmp_path / 'none.rq'}: no such query file"),
         (["run", str(query), "--stream", str(tmp_path / "none.nt")], "check the path given to --stream"),
         (["run", str(query), "--stream", f"http://other={stream}"], "name one of its FROM STREAM IRIs: <http://s>"),
-        (["run", str(query), "--stream", str(stream), "--ontology", str(bad)], f"{bad}:2:10: cannot parse as turtle"),
+        (["run", str(query), "--stream", str(stream), "--ontology", str(bad)], f"{bad}:2:11: cannot parse as turtle"),
         (["run", str(query), "--stream", str(stream), "--ontology", str(tmp_path / "x.ttl")], "--ontology"),
         (["lars", str(tmp_path / "none.lars"), "--stream", str(stream)], "cannot read program: no such file"),
         (["explain", str(tmp_path / "none.rq")], "no such query file"),

@@ -107,6 +107,9 @@ class TriplePattern:
     predicate: Term
     object: Term
     pos: Position | None = field(default=None, compare=False)
+    graph: str | None = None
+    """The window or named graph the pattern reads, when it is not its group's graph: set by
+    :mod:`rsp.query.translation.conjunctive` for the patterns of a window block merged into its group."""
 
 
 @dataclass(frozen=True)

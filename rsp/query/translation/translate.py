@@ -263,7 +263,8 @@ class Translator:
     def _bgp_body(self, bgp: ast.BGP, graph: str, at: tuple[Var, int] | None) -> list:
         body = []
         for triple in bgp.triples:
-            atom = Atom(graph, (_term(triple.subject), _term(triple.predicate), _term(triple.object)))
+            pred = graph if triple.graph is None else self.out.graphs[triple.graph]
+            atom = Atom(pred, (_term(triple.subject), _term(triple.predicate), _term(triple.object)))
             if at is None:
                 body.append(ExtAtom(atom))
             else:

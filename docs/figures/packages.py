@@ -25,7 +25,7 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "DataFrame in, one out), an engine per key bucket in Spark's stateful operator, its state in the "
          "state store; sources, the session, the command's driving and writers",
          ("runtime", "query.compile", "query.answers", "query.translation", "query.syntax", "mtl", "engine",
-          "lars", "io", "errors", "lazy", "rsp")),
+          "lars", "io", "errors", "extras", "lazy", "rsp")),
         ("live", "live input: standard input, pipes, FIFOs and `--follow`, read as they grow",
          ("io", "errors")),
     ],
@@ -69,7 +69,7 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
     ],
     [
         ("io", "streams in (N-Triples with times, atoms), late lines, N-Triples terms, the `Result` model "
-         "and its writers, results in a notebook", ("lars", "errors")),
+         "and its writers, results in a notebook", ("lars", "errors", "extras")),
     ],
     [
         ("lars", "the rule model, the `.lars` syntax, one pass per module (safety, windows, strata), the "
@@ -84,8 +84,14 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "thresholds", ("lazy",)),
     ],
     [
+        ("lazy", "names a package exports but imports on first use", ("extras",)),
+    ],
+    [
+        ("extras", "the distribution's name on PyPI and its extras: the error naming the extra a feature "
+         "needs (`MissingExtraError`)", ("errors",)),
+    ],
+    [
         ("errors", "one error hierarchy: `RspError` → `QuerySyntaxError`, `ProgramError`, `StreamError`", ()),
-        ("lazy", "names a package exports but imports on first use", ()),
     ],
 ]
 PACKAGES = [package for layer in LAYERS for package in layer]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from rsp.errors import RspError
+from rsp.extras import missing
 
 SPARK_EXAMPLE = """examples:
   rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology ontologies/building.ttl \\
@@ -85,5 +85,5 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from rsp.cli.spark_run import run_command
     except ImportError as err:
-        raise RspError(f"rsp spark needs PySpark: pip install 'rsp[spark]' ({err})") from None
+        raise missing(err, "spark", "rsp spark") from None
     return run_command(args, out)

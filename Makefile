@@ -14,11 +14,12 @@ BIN := $(VENV)/bin
 .PHONY: demo test fuzz lint bench clean java browser docs durations test-versions
 
 # What each target installs into $(VENV), as sets of extras (pyproject.toml): the demo needs the core only
-# (lark, rdflib, clingo: about 50 MB), the fast suite the test tools, the service and pandas, the whole
-# suite every extra (PySpark and pyarrow: over 1 GB). Each set has its stamp, remade when pyproject.toml
-# changes, so a target installs its set once and a smaller set after a larger one installs nothing.
+# (lark, rdflib, clingo: under 40 MB), the fast suite every extra but spark (the test tools, the service,
+# pandas, the benchmarks' and the figures' packages), the whole suite every extra (PySpark: over 1 GB).
+# Each set has its stamp, remade when pyproject.toml changes, so a target installs its set once and a
+# smaller set after a larger one installs nothing.
 EXTRAS_core :=
-EXTRAS_fast := test,serve,pandas
+EXTRAS_fast := test,bench,docs,serve,pandas
 EXTRAS_all := test,bench,spark,docs,serve,pandas
 CORE := $(VENV)/.installed-core
 FAST := $(VENV)/.installed-fast

@@ -213,7 +213,7 @@ def test_make_demo_installs_the_core_only(tmp_path: Path) -> None:
 
     assert [re.search(r"-e '(\S*)'", line)[1] for line in installs("demo")] == ["."]
     fast = re.search(r"-e '\.\[([\w,]+)\]'", installs("test-fast")[0])[1].split(",")
-    assert {"test", "serve", "pandas"} <= set(fast) and "spark" not in fast
+    assert set(fast) == EXTRAS - {"spark"}, "the fast suite: every test but the Spark ones"
     everything = re.search(r"-e '\.\[([\w,]+)\]'", installs("test")[0])[1].split(",")
     assert set(everything) == EXTRAS
 
@@ -298,3 +298,14 @@ def test_rsp_spark_without_pyspark_names_the_extra(monkeypatch) -> None:
         rsp.spark.reason  # noqa: B018
     with pytest.raises(MissingExtraError, match=re.escape(install_hint("spark"))):
         rsp.spark.session()
+
+
+def test_the_doctests_are_collected_without_pyspark() -> None:
+    """make test-fast installs every extra but spark: collecting rsp/'s doctests (pyproject's addopts)
+    imports no module that needs PySpark."""
+    code = (
+        "import sys; sys.modules['pyspark'] = None; import pytest; "
+        "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', 'rsp']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]

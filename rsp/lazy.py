@@ -8,12 +8,16 @@ import importlib
 import sys
 from collections.abc import Callable
 
+from rsp.extras import missing
+
 
 def lazy_exports(
-    package: str, names: dict[str, str]
+    package: str, names: dict[str, str], extra: str | None = None
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``package`` for ``names`` (each name: the module it comes
-    from). A name's value is imported at its first use and kept in the package's namespace.
+    from). A name's value is imported at its first use and kept in the package's namespace. With
+    ``extra``, a name whose module needs a package that is not installed raises
+    :class:`~rsp.extras.MissingExtraError` saying to install that extra.
 
     >>> getattr_, dir_ = lazy_exports("rsp", {"Engine": "rsp.runtime"})
     >>> getattr_("Engine").__name__, "Engine" in dir_()
@@ -24,7 +28,13 @@ def lazy_exports(
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        try:
+            imported = importlib.import_module(module)
+        except ImportError as err:
+            if extra is None:
+                raise
+            raise missing(err, extra, f"{package}.{name}") from None
+        value = getattr(imported, name)
         setattr(sys.modules[package], name, value)
         return value
 

@@ -1,6 +1,6 @@
 """MQTT in and out: a live stream source ``mqtt://HOST:PORT/TOPIC`` (for ``--stream`` of ``rsp run``,
 ``rsp lars`` and ``rsp mtl``) and results published to a topic (``--publish``), over paho-mqtt
-(the optional extra ``mqtt``: ``pip install 'rsp[mqtt]'``).
+(the optional extra ``mqtt``: ``pip install 'rsp-reasoner[mqtt]'``).
 
 A source subscribes at QoS 1 and reconnects with back-off when the broker goes away (each loss and
 reconnect is logged on stderr); it has the interface of :class:`rsp.live.LiveSource` (a descriptor to
@@ -93,24 +93,31 @@ def parse_url(url: str, option: str = "--stream") -> Topic:
 
 
 def paho():
-    """The paho-mqtt client module, or an error saying how to get it."""
-    try:
-        import paho.mqtt.client as client
-    except ImportError:
-        raise RspError(
-            "MQTT needs paho-mqtt (2.0 or later), rsp's optional extra 'mqtt': pip install 'rsp[mqtt]'"
-        ) from None
+    """The paho-mqtt client module, or an error saying how to get it (the extra ``mqtt``)."""
+    from rsp.extras import MissingExtraError, install_hint, require
+
+    client = require("paho.mqtt.client", "mqtt", "MQTT")
     if not hasattr(client, "CallbackAPIVersion"):
-        raise RspError("MQTT needs paho-mqtt 2.0 or later: pip install --upgrade 'rsp[mqtt]'")
+        raise MissingExtraError(f"MQTT needs paho-mqtt 2.0 or later: {install_hint('mqtt')} --upgrade")
     return client
+
+
+def session_properties(expiry: int = 0):
+    """The CONNECT properties of an MQTT 5 client whose broker session outlives a disconnection by
+    ``expiry`` seconds (default :data:`SESSION_EXPIRY`)."""
+    from rsp.extras import require
+
+    paho()
+    packet_types = require("paho.mqtt.packettypes", "mqtt", "MQTT").PacketTypes
+    properties = require("paho.mqtt.properties", "mqtt", "MQTT").Properties(packet_types.CONNECT)
+    properties.SessionExpiryInterval = expiry or SESSION_EXPIRY
+    return properties
 
 
 def _client(topic: Topic, role: str):
     """A paho client for ``topic`` (MQTT 5, a session kept for :data:`SESSION_EXPIRY` seconds, back-off
     :data:`BACKOFF`); not connected yet."""
     client_module = paho()
-    from paho.mqtt.packettypes import PacketTypes
-    from paho.mqtt.properties import Properties
 
     client = client_module.Client(
         client_module.CallbackAPIVersion.VERSION2,
@@ -120,9 +127,7 @@ def _client(topic: Topic, role: str):
     client.reconnect_delay_set(min_delay=BACKOFF[0], max_delay=BACKOFF[1])
     client.max_queued_messages_set(0)  # results wait (in memory) while the broker is away (65,535 at most)
     client.max_inflight_messages_set(1000)
-    properties = Properties(PacketTypes.CONNECT)
-    properties.SessionExpiryInterval = SESSION_EXPIRY
-    return client, properties
+    return client, session_properties()
 
 
 class _Link:

@@ -26,7 +26,7 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "DataFrame in, one out), an engine per key bucket in Spark's stateful operator, its state in the "
          "state store; sources, the session, the command's driving and writers",
          ("runtime", "query.compile", "query.answers", "query.translation", "query.syntax", "mtl", "engine",
-          "lars", "io", "errors", "lazy", "rsp")),
+          "lars", "io", "errors", "extras", "lazy", "rsp")),
         ("live", "live input: standard input, pipes, FIFOs, MQTT topics and `--follow`, read as they grow",
          ("mqtt", "io", "errors")),
     ],
@@ -37,7 +37,7 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
           "errors")),
         ("mqtt", "MQTT in and out over paho-mqtt (the extra `mqtt`): a topic as a live stream source "
          "(N-Triples or JSON-LD messages, QoS 1, reconnection), results published to a topic",
-         ("background", "io", "errors")),
+         ("background", "io", "extras", "errors")),
     ],
     [
         ("query.compile", "the compile pipeline (`query/compile.py`): parse, validate, translate, add the "
@@ -74,7 +74,7 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
     ],
     [
         ("io", "streams in (N-Triples with times, atoms), late lines, N-Triples terms, the `Result` model "
-         "and its writers, results in a notebook", ("lars", "errors")),
+         "and its writers, results in a notebook", ("lars", "errors", "extras")),
     ],
     [
         ("lars", "the rule model, the `.lars` syntax, one pass per module (safety, windows, strata), the "
@@ -89,8 +89,14 @@ LAYERS: list[list[tuple[str, str, tuple[str, ...]]]] = [
          "thresholds", ("lazy",)),
     ],
     [
+        ("lazy", "names a package exports but imports on first use", ("extras",)),
+    ],
+    [
+        ("extras", "the distribution's name on PyPI and its extras: the error naming the extra a feature "
+         "needs (`MissingExtraError`)", ("errors",)),
+    ],
+    [
         ("errors", "one error hierarchy: `RspError` → `QuerySyntaxError`, `ProgramError`, `StreamError`", ()),
-        ("lazy", "names a package exports but imports on first use", ()),
     ],
 ]
 PACKAGES = [package for layer in LAYERS for package in layer]

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from rsp.errors import RspError
+from rsp.extras import install_hint, missing
 
 
 def add_parser(sub) -> None:
@@ -24,7 +25,7 @@ def add_parser(sub) -> None:
         "serve",
         help="serve continuous queries over HTTP (REST, Server-Sent Events, WebSocket, a web page)",
         description="An HTTP service: register queries and streams, POST stream elements, read results "
-        "as they come (docs/serve.md). Needs pip install 'rsp[serve]'.",
+        f"as they come (docs/serve.md). Needs {install_hint('serve')}.",
         epilog="example:\n"
         "  rsp serve --port 8000 --token secret --entailment rdfs --ontology ontologies/building.ttl\n"
         "  (then open http://127.0.0.1:8000/ ; the REST routes are in docs/serve.md)",
@@ -68,7 +69,7 @@ def command(args: argparse.Namespace, _out: TextIO) -> int:
         from rsp.serve.app import create_app
         from rsp.serve.service import Service
     except ImportError as err:
-        raise RspError(f"rsp serve needs pip install 'rsp[serve]' ({err})") from None
+        raise missing(err, "serve", "rsp serve") from None
     if args.quiet:
         logging.getLogger("rsp.serve").setLevel(logging.ERROR)
     if args.retain < 1:

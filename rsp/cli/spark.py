@@ -6,7 +6,7 @@ import argparse
 from typing import TextIO
 
 from rsp.cli.common import positive_int
-from rsp.errors import RspError
+from rsp.extras import missing
 
 SPARK_EXAMPLE = """examples:
   rsp spark examples/building/hot-rooms.rq --stream incoming/ --ontology ontologies/building.ttl \\
@@ -104,5 +104,5 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from rsp.cli.spark_run import run_command
     except ImportError as err:
-        raise RspError(f"rsp spark needs PySpark: pip install 'rsp[spark]' ({err})") from None
+        raise missing(err, "spark", "rsp spark") from None
     return run_command(args, out)

@@ -353,14 +353,18 @@ class _Gen:
 
 
 def _named(code: CodeType, placeholder: str, name: str) -> CodeType:
-    """``code`` and the code objects in its constants with ``placeholder`` renamed ``name``."""
+    """``code`` and the code objects in its constants with ``placeholder`` renamed ``name`` (and their
+    qualified names, which code objects have from Python 3.11 on)."""
+    renamed = {}
+    if hasattr(code, "co_qualname"):
+        renamed["co_qualname"] = code.co_qualname.replace(placeholder, name)
     return code.replace(
         co_name=code.co_name.replace(placeholder, name),
-        co_qualname=code.co_qualname.replace(placeholder, name),
         co_names=tuple(n.replace(placeholder, name) for n in code.co_names),
         co_consts=tuple(
             _named(c, placeholder, name) if isinstance(c, CodeType) else c for c in code.co_consts
         ),
+        **renamed,
     )
 
 

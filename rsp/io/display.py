@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+from rsp.extras import require
 from rsp.io.terms import XSD
 
 _INTEGER_TYPES = (
@@ -131,17 +132,15 @@ def results_table(results) -> tuple[list[str], list[list]]:
 def to_pandas(results, terms: str = "python"):
     """The results as a pandas DataFrame, one row per solution (triple, boolean) with its ``time`` in
     ms; ``terms="python"`` turns terms into Python values (:func:`python_value`), ``"ntriples"`` keeps
-    them as written."""
-    import pandas as pd
-
+    them as written. Needs pandas (the ``pandas`` extra)."""
+    pd = require("pandas", "pandas", "to_pandas()")
     columns, rows = _converted(results, terms)
     return pd.DataFrame(rows, columns=columns)
 
 
 def to_arrow(results, terms: str = "python"):
-    """The results as a pyarrow Table (as :func:`to_pandas`)."""
-    import pyarrow as pa
-
+    """The results as a pyarrow Table (as :func:`to_pandas`). Needs pyarrow (the ``pandas`` extra)."""
+    pa = require("pyarrow", "pandas", "to_arrow()")
     columns, rows = _converted(results, terms)
     data = {c: [row[i] for row in rows] for i, c in enumerate(columns)}
     try:

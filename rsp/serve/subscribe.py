@@ -30,13 +30,11 @@ class Subscription:
     """Stream ``iri`` of ``service`` fed from the topic ``url`` until :meth:`close`."""
 
     def __init__(self, service, iri: str, url: str, identity: str | None = None) -> None:
-        from rsp.mqtt import SESSION_EXPIRY, paho, parse_url
+        from rsp.mqtt import paho, parse_url, session_properties
 
         self.service, self.iri, self.url = service, iri, url
         self.topic = parse_url(url, "--subscribe")
         client_module = paho()
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
 
         digest = hashlib.sha256(f"{identity}|{iri}|{url}".encode()).hexdigest()[:16] if identity else None
         self.client = client_module.Client(
@@ -49,8 +47,7 @@ class Subscription:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message
         self.client.on_disconnect = self._on_disconnect
-        self._properties = Properties(PacketTypes.CONNECT)
-        self._properties.SessionExpiryInterval = SESSION_EXPIRY
+        self._properties = session_properties()
         self._resume = digest is not None
         self._queue: deque = deque()
         self._lock = threading.Lock()

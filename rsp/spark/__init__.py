@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from rsp.spark.source import Source, read_stream
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, extra="spark")
 
 __all__ = [
     "InstantWriter",

@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 
 from rsp.errors import RspError
+from rsp.extras import require
 
 JAVA_HELP = (
     "rsp spark needs Java 17 (or 21) to run Spark, and no 'java' was found on PATH or in JAVA_HOME. "
@@ -162,9 +163,10 @@ def session(master: str | None = None, app_name: str = "rsp"):
     """The active SparkSession, or a new one configured as the module docstring says.
 
     ``master`` overrides the master of a new session (default: spark-submit's, else ``local[2]``).
-    Raises :class:`~rsp.errors.RspError` saying how to install Java when there is none.
+    Raises :class:`~rsp.errors.RspError` saying how to install Java when there is none, and
+    :class:`~rsp.extras.MissingExtraError` naming the ``spark`` extra when PySpark is not installed.
     """
-    from pyspark.sql import SparkSession
+    SparkSession = require("pyspark.sql", "spark", "rsp.spark.session()").SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:

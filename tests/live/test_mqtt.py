@@ -374,7 +374,7 @@ def test_without_paho_the_error_names_the_extra(monkeypatch, capsys):
     code = main(["run", str(QUERY), "--stream", "mqtt://127.0.0.1:1/temps", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "pip install 'rsp[mqtt]'" in err and "Traceback" not in err
+    assert "pip install 'rsp-reasoner[mqtt]'" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(

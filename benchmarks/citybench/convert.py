@@ -112,7 +112,9 @@ def _read_text(path: Path) -> str:
         return handle.read()
 
 
-def payloads(repository_text: str, services: tuple[str, ...] = STREAMS) -> dict[str, list[tuple[str, str, str]]]:
+def payloads(
+    repository_text: str, services: tuple[str, ...] = STREAMS
+) -> dict[str, list[tuple[str, str, str]]]:
     """Each service's payloads ``(type, foi, property)``, as ``extractEventPayloads`` finds them."""
     import rdflib
 
@@ -210,7 +212,8 @@ def _parking(name: str, row: dict[str, str], loads, index: int) -> list[str]:
 
 def _pollution(name: str, row: dict[str, str], loads, index: int) -> list[str]:
     indexes = [
-        int(row[k]) for k in ("ozone", "particullate_matter", "carbon_monoxide", "sulfure_dioxide", "nitrogen_dioxide")
+        int(row[k])
+        for k in ("ozone", "particullate_matter", "carbon_monoxide", "sulfure_dioxide", "nitrogen_dioxide")
     ]
     lines: list[str] = []
     for kind, foi, prop in loads:
@@ -238,7 +241,9 @@ def _location(name: str, line: str, loads, index: int) -> list[str]:
 
 
 def _distances(source: Path) -> dict[str, float]:
-    with (source / "dataset" / "MetaData" / "trafficMetaData.csv").open(encoding="utf-8", newline="") as handle:
+    with (source / "dataset" / "MetaData" / "trafficMetaData.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
         return {row["REPORT_ID"]: float(int(row["DISTANCE_IN_METERS"])) for row in csv.DictReader(handle)}
 
 
@@ -309,7 +314,9 @@ def convert(
     for name in streams:
         rate = frequency.get(name, 1.0) if isinstance(frequency, dict) else frequency
         buffer = io.StringIO()
-        for time, lines in convert_stream(source, name, loads[name], seconds=seconds, frequency=rate, start=start):
+        for time, lines in convert_stream(
+            source, name, loads[name], seconds=seconds, frequency=rate, start=start
+        ):
             for line in lines:
                 buffer.write(f"{line} # {time}\n")
         target = out / f"{name}.nt"
@@ -345,22 +352,36 @@ def make_slice(checkout: Path, records: int = SLICE_RECORDS, start: str = START)
         data = (checkout / "dataset" / static).read_bytes()
         with gzip.GzipFile(BUNDLED / "dataset" / f"{static}.gz", "wb", compresslevel=9, mtime=0) as handle:
             handle.write(data)
-    reports = {name.removeprefix("AarhusTrafficData") for name in STREAMS if name.startswith("AarhusTrafficData")}
-    lines = (checkout / "dataset" / "MetaData" / "trafficMetaData.csv").read_text(encoding="utf-8").splitlines()
+    reports = {
+        name.removeprefix("AarhusTrafficData") for name in STREAMS if name.startswith("AarhusTrafficData")
+    }
+    lines = (
+        (checkout / "dataset" / "MetaData" / "trafficMetaData.csv").read_text(encoding="utf-8").splitlines()
+    )
     header = next(csv.reader([lines[0]]))
     column = header.index("REPORT_ID")
     kept = [lines[0]] + [x for x in lines[1:] if next(csv.reader([x]))[column] in reports]
-    (BUNDLED / "dataset" / "MetaData" / "trafficMetaData.csv").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    (BUNDLED / "dataset" / "MetaData" / "trafficMetaData.csv").write_text(
+        "\n".join(kept) + "\n", encoding="utf-8"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", type=Path, default=BUNDLED, help="a CityBench checkout (default: the bundled slice)")
-    parser.add_argument("--out", type=Path, default=HERE / "work", help="where to write (default: citybench/work)")
+    parser.add_argument(
+        "--source", type=Path, default=BUNDLED, help="a CityBench checkout (default: the bundled slice)"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=HERE / "work", help="where to write (default: citybench/work)"
+    )
     parser.add_argument("--seconds", type=float, default=300, help="stream seconds to convert (default 300)")
-    parser.add_argument("--frequency", type=float, default=1.0, help="records per second per stream (CityBench's)")
+    parser.add_argument(
+        "--frequency", type=float, default=1.0, help="records per second per stream (CityBench's)"
+    )
     parser.add_argument("--start", default=START, help=f"CityBench's startDate (default {START})")
-    parser.add_argument("--slice", type=Path, metavar="CHECKOUT", help="rebuild the bundled slice from a checkout")
+    parser.add_argument(
+        "--slice", type=Path, metavar="CHECKOUT", help="rebuild the bundled slice from a checkout"
+    )
     args = parser.parse_args(argv)
     if args.slice:
         make_slice(args.slice, start=args.start)

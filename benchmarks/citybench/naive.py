@@ -71,7 +71,9 @@ def _with_values(sparql: str, rows: list[dict]) -> str:
     names = [n for n in names if not any(isinstance(row.get(n), BNode) for row in rows)]
     distinct = sorted({tuple(row.get(n) for n in names) for row in rows}, key=str)
     cells = " ".join("(" + " ".join(v.n3() if v is not None else "UNDEF" for v in r) + ")" for r in distinct)
-    values = f"VALUES ({' '.join('?' + n for n in names)}) {{ {cells} }} " if names or not rows else ""
+    values = f"VALUES ({' '.join('?' + n for n in names)}) {{ {cells} }} " if names else ""
+    if not rows:  # no stream-side solution: none at all (rdflib reads no VALUES without a variable)
+        values = "VALUES ?none_at_all { } "
     begin, _end = _where(sparql)
     return sparql[:begin] + " " + values + sparql[begin:]
 
@@ -135,8 +137,11 @@ def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
                 if t - omega <= at < t and triple not in graph:
                     graph.add(triple)
                     added.append((graph, triple))
-        found = [{str(k): v for k, v in row.asdict().items()} for row in source.query(side)]
-        result = source.query(_with_values(sparql, found))
+        if side == "SELECT * WHERE {  }":  # no stream block: the patterns are all in one group
+            result = source.query(sparql)
+        else:
+            found = [{str(k): v for k, v in row.asdict().items()} for row in source.query(side)]
+            result = source.query(_with_values(sparql, found))
         rows[t] = 1 if result.type == "ASK" else sum(1 for _ in result)
         for graph, triple in added:
             graph.remove(triple)

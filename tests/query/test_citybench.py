@@ -280,7 +280,7 @@ def reference(text: str, dialect: str, files: dict[str, Path], static: dict[str,
         return answers
     dataset = Dataset()
     repository = _static(static["SensorRepository"])
-    dataset.default_context += repository
+    dataset.default_graph += repository
     named = {s: dataset.graph(URIRef(s)) for s in windows}
     for g in named.values():
         g += repository
@@ -379,10 +379,18 @@ def check(dialect: str, number: int, converted: dict[str, Path], seconds: int, t
     return expected
 
 
-CASES = [(d, n) for d in ("csparql", "cqels") for n in range(1, 13) if (d, n) != ("cqels", 10)]
+HEAVY = {("csparql", 2), ("cqels", 1), ("cqels", 2), ("cqels", 3), ("cqels", 4), ("cqels", 5), ("cqels", 8)}
+"""Slow for now (20-60 s each on a loaded 2-core machine): Q2's 8,748 rows per instant, and the CQELS
+forms that re-join the static graph with each window at every instant (issue 44, item 1). ``slow``."""
+CASES = [
+    pytest.param(d, n, id=f"{d}-Q{n}", marks=[pytest.mark.slow] if (d, n) in HEAVY else [])
+    for d in ("csparql", "cqels")
+    for n in range(1, 13)
+    if (d, n) != ("cqels", 10)
+]
 
 
-@pytest.mark.parametrize(("dialect", "number"), CASES, ids=[f"{d}-Q{n}" for d, n in CASES])
+@pytest.mark.parametrize(("dialect", "number"), CASES)
 def test_query_matches_the_per_window_evaluation(dialect, number, data, cached_ontologies, tmp_path) -> None:
     expected = check(dialect, number, data["f1"], SECONDS.get(f"Q{number}", DEFAULT_SECONDS), tmp_path)
     if (dialect, number) != ("csparql", 11):

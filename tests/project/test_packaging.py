@@ -290,6 +290,8 @@ def test_a_command_without_its_extra_names_it(command: list[str], module: str, e
 def test_rsp_spark_without_pyspark_names_the_extra(monkeypatch) -> None:
     import rsp.spark
 
+    for module in [m for m in sys.modules if m.startswith("pyspark.")]:  # imported by an earlier test
+        monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "pyspark", None)
     monkeypatch.delitem(rsp.spark.__dict__, "reason", raising=False)
     for module in [m for m in sys.modules if m.startswith("rsp.spark.") and m != "rsp.spark.session"]:

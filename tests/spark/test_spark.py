@@ -391,7 +391,7 @@ def out_of_order_parts(parts: int, per_part: int = 12) -> list[list[str]]:
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 COUNTS = re.compile(
-    r"([\d,]+) lines, ([\d,]+) triples(?: in [\d,]+ instants)?, ([\d,]+) rejected, ([\d,]+) late"
+    r"([\d,]+) lines, ([\d,]+) triples(?: at [\d,]+ timestamps)?, ([\d,]+) rejected, ([\d,]+) late"
 )
 """rsp run's summary of a stream and rsp spark's (which counts no time points: it reads no stream in order)."""
 LATE = re.compile(r"late element at time \d+ \(instant \d+ is already closed\), dropped")

@@ -75,7 +75,8 @@ def compare(run, rate, seconds, batch_ms, sensors, grace, repeat: int, ranges: l
     for number in range(repeat):
         for data in (False, True):
             print(f"-- round {number + 1}, {'with' if data else 'without'} --data")
-            figures = run(rate, seconds, batch_ms, sensors, grace, data)
+            # a server behind its rate sends for longer than `seconds`: the subscribers wait that long too
+            figures = run(rate, seconds, batch_ms, sensors, max(grace, 20 * seconds + 120), data)
             if figures["failures"]:
                 return 1
             rounds[data].append(figures)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -189,8 +190,11 @@ def test_the_versions_declared_agree() -> None:
 def _make(*args: str) -> subprocess.CompletedProcess:
     if shutil.which("make") is None:
         pytest.fail("make is not installed (the project's entry points are make targets)")
+    # a make of its own: not the variables of a make that runs this suite (make test-versions PYTHONS=…
+    # passes its command line on in MAKEFLAGS, and the inner make would run the suite again)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHONS")}
     return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+                          timeout=60, env=env)  # fmt: skip
 
 
 def test_make_test_versions_says_which_python_is_missing() -> None:

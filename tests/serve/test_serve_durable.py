@@ -415,16 +415,22 @@ def test_a_compacted_log_restores_what_the_whole_log_does(tmp_path_factory, seed
     whole.close()
 
 
-def test_a_full_disk_answers_503_and_keeps_every_acknowledged_element(tmp_path: Path) -> None:
-    """A real server with its log on a 160 KiB tmpfs: requests once the disk is full get 503 and
-    leave nothing behind; killed and started again there, it has exactly the acknowledged elements."""
-    disk = tmp_path / "disk"
+def _tmpfs(disk: Path, options: str) -> Path:
+    """``disk`` made and a tmpfs mounted on it with ``options`` (root only: skipped otherwise, failed
+    under RSP_REQUIRE_TMPFS=1, as make test sets); the caller unmounts it."""
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(disk)], capture_output=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(disk)], capture_output=True)
     if mounted.returncode != 0:
         if os.environ.get("RSP_REQUIRE_TMPFS"):
             raise AssertionError(f"cannot mount a tmpfs: {mounted.stderr.decode()}")
         pytest.skip(f"mounting a tmpfs needs root: {mounted.stderr.decode().strip()}")
+    return disk
+
+
+def test_a_full_disk_answers_503_and_keeps_every_acknowledged_element(tmp_path: Path) -> None:
+    """A real server with its log on a 160 KiB tmpfs: requests once the disk is full get 503 and
+    leave nothing behind; killed and started again there, it has exactly the acknowledged elements."""
+    disk = _tmpfs(tmp_path / "disk", "size=160k")
     server = Server(disk / "data")
     try:
         server.start()
@@ -478,13 +484,7 @@ def test_a_compaction_that_cannot_be_written_fails_no_request(tmp_path: Path, mo
 def test_a_read_only_file_system_is_refused_at_start_with_a_message(tmp_path: Path) -> None:
     """``rsp serve --data`` on a read-only mount (what root cannot write either) exits 2 with a message,
     before it prints its address."""
-    disk = tmp_path / "ro"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(disk)], capture_output=True)
-    if mounted.returncode != 0:
-        if os.environ.get("RSP_REQUIRE_TMPFS"):
-            raise AssertionError(f"cannot mount a tmpfs: {mounted.stderr.decode()}")
-        pytest.skip(f"mounting a tmpfs needs root: {mounted.stderr.decode().strip()}")
+    disk = _tmpfs(tmp_path / "ro", "ro,size=64k")
     try:
         done = subprocess.run(
             [sys.executable, "-m", "rsp", "serve", "--port", str(_port()), "--data", str(disk / "data")],

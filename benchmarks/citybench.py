@@ -59,14 +59,8 @@ import convert  # noqa: E402  (benchmarks/citybench/convert.py)
 import naive as naive_eval  # noqa: E402  (benchmarks/citybench/naive.py)
 from run import child_env, fmt, mb, run_measured, table  # noqa: E402
 
-GRAPHS_HTTP = "http://127.0.0.1:9000/WebGlCity/RDF/"
-STATIC_OF = {
-    GRAPHS_HTTP + "SensorRepository.rdf": "SensorRepository.n3",
-    GRAPHS_HTTP + "AarhusCulturalEvents.rdf": "AarhusCulturalEvents.n3",
-    GRAPHS_HTTP + "AarhusLibraryEvents.rdf": "AarhusLibraryEvents.n3",
-    "culturalevents": "AarhusCulturalEvents.n3",
-    "libraryevents": "AarhusLibraryEvents.n3",
-}
+STATIC_OF = naive_eval.STATIC_OF
+"""The graph IRIs CityBench's queries name -> the static file holding each (one table, naive.py's)."""
 LARGE = {"Q2", "Q8"}
 WINDOW = re.compile(r"(?i)\b(?:from\s+stream|stream)\s*<([^>]+)>\s*\[\s*range\s+(\d+)\s*(ms|s|m)\b[^\]]*\]")
 FROM = re.compile(r"(?i)\bfrom\s+(named\s+)?<([^>]+)>")

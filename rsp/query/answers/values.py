@@ -187,8 +187,31 @@ def format_number(value: int | Decimal | float, rank: int) -> str:
     return f"{'-' if sign else ''}{mantissa}E{len(digits) - 1 + exponent}"
 
 
+_LEX = Value.lex  # the slot's descriptor: a computed number keeps its lexical form there once built
+
+
+class _Computed(Value):
+    """A number computed by an expression: its lexical form (:func:`format_number`, the costly part of an
+    arithmetic step) is built when first read, so a FILTER comparing sums and products builds none."""
+
+    __slots__ = ()
+
+    @property
+    def lex(self) -> str:
+        lex = _LEX.__get__(self, Value)
+        if lex is None:
+            lex = format_number(self.value, self.rank)
+            _LEX.__set__(self, lex)
+        return lex
+
+    @lex.setter
+    def lex(self, lex: str | None) -> None:
+        _LEX.__set__(self, lex)
+
+
 def number(value: int | Decimal | float, rank: int, dt: str | None = None) -> Value:
-    return Value(NUM, value, format_number(value, rank), dt or RANK_TYPES[rank], None, rank)
+    """A computed number of type ``rank`` (``dt`` its datatype if not the rank's own)."""
+    return _Computed(NUM, value, None, dt or RANK_TYPES[rank], None, rank)
 
 
 def string(lex: str, lang: str | None = None) -> Value:

@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report(rows))
     results = ROOT / "benchmarks" / "results"
     results.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     record = {"args": vars(args) | {"data": str(args.data)}, "rows": rows}
     (results / f"citybench-{stamp}.json").write_text(json.dumps(record, indent=1, default=str))
     return 1 if any(r.get("error") for r in rows) else 0

@@ -1,5 +1,7 @@
 """Compiled plans: each rule becomes Python functions, one per semi-naive variant (the i-th reads the
-delta of its i-th positive body atom) plus a full variant, generated as source code and compiled once.
+delta of its i-th positive body atom, and skips at the atoms before it the facts new in the same round,
+so that a derivation with several new premises is made once) plus a full variant, generated as source
+code and compiled once.
 
 A plan joins formula tables (see :mod:`rsp.engine.store`) in a greedy order — probes with the most
 bound positions first — applies comparisons, assignments and negated atoms as soon as their variables
@@ -181,8 +183,9 @@ class _Gen:
         self.emit(f"e = {table_var}[{key}]")
         self.emit(f"h{step} = h{step - 1} if h{step - 1} < e else e")
 
-    def scan(self, step: int, lit: Literal, source: str | None) -> None:
-        """Open a loop over the candidates of ``lit`` (delta list when ``source`` is given)."""
+    def scan(self, step: int, lit: Literal, source: str | None, older: str | None = None) -> None:
+        """Open a loop over the candidates of ``lit`` (delta list when ``source`` is given); ``older``:
+        the name of a set of keys to skip (this round's new facts, for an atom before the delta's)."""
         tname = f"E{step}"
         self.ns[tname] = lit.table.entries
         key = f"k{step}"
@@ -197,6 +200,8 @@ class _Gen:
         elif len(bound_pos) == len(lit.pattern):
             self.emit(f"{key} = {self.tuple_of(lit.pattern)}")
             self.emit(f"if {key} not in {tname}: continue")
+            if older is not None:
+                self.emit(f"if {key} in {older}: continue")
         elif bound_pos:
             iname = f"I{step}"
             self.ns[iname] = lit.table.ensure_index(bound_pos)
@@ -206,10 +211,14 @@ class _Gen:
             # emit after its loops, so nothing it iterates changes under it
             self.emit(f"for {key} in {iname}.get(({values},), ()):")
             self.depth += 1
+            if older is not None:
+                self.emit(f"if {key} in {older}: continue")
             self.bind_key(key, lit.pattern, set(bound_pos))
         else:
             self.emit(f"for {key} in {tname}:")
             self.depth += 1
+            if older is not None:
+                self.emit(f"if {key} in {older}: continue")
             self._note_key_vars(key, lit.pattern)
             self.bind_key(key, lit.pattern, set())
         self.horizon(tname, key, step)
@@ -290,7 +299,7 @@ class _Gen:
         self.ns["E"] = self.positives[0].table.entries
         source = "delta" if delta_index is not None else "list(E)"
         self.lines = [
-            f"def {name}(delta, t):",
+            f"def {name}(delta, t, new=None):",
             f"    out = [({head}, E[k]) for k in {source}]",
             "    if out: emit(out)",
         ]
@@ -300,8 +309,13 @@ class _Gen:
         name = f"variant_{self.plan_id}_{'full' if delta_index is None else delta_index}"
         if self._generate_single(name, delta_index):
             return name
-        self.lines = [f"def {name}(delta, t):"]
+        self.lines = [f"def {name}(delta, t, new=None):"]
         self.emit("h0 = t if volatile else NEVER")
+        if delta_index:  # semi-naive without repeats: an atom before the delta's reads no new fact
+            self.emit("if new is None: new = NO_NEW")
+            for j in range(delta_index):
+                self.emit(f"n{j} = new[{j}]")
+            self.ns["NO_NEW"] = (frozenset(),) * delta_index
         self.emit("out = []")
         self.ns["volatile"] = volatile
         self.emit("for _once in ONCE:")
@@ -321,7 +335,8 @@ class _Gen:
             best = max(remaining, key=lambda i: self._score(self.positives[i]))
             remaining.remove(best)
             step += 1
-            self.scan(step, self.positives[best], None)
+            older = f"n{best}" if delta_index is not None and best < delta_index else None
+            self.scan(step, self.positives[best], None, older)
             self.pending_checks(comparisons, negatives)
         if (
             comparisons or negatives or self.guards

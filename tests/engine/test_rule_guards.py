@@ -46,9 +46,9 @@ def _eq_rep_calls(text: str, elements) -> tuple[int, int]:
             kind = "eq-rep" if str(plan.rule.origin).startswith("eq-rep") else "other"
 
             def counted(fn, kind=kind):
-                def wrapper(delta, t):
+                def wrapper(delta, t, *new):
                     calls[kind] += 1
-                    return fn(delta, t)
+                    return fn(delta, t, *new)
 
                 return wrapper
 

@@ -357,14 +357,19 @@ class _Gen:
         self.ns["ONCE"] = (0,)
         return name
 
-    def _score(self, lit: Literal) -> tuple[int, int, int]:
+    def _score(self, lit: Literal) -> tuple[int, int, int, int]:
         """Join order: fully bound lookups first, then atoms joined on a variable already bound (a
         probe reaches only the matching tuples), then atoms with constants only (a probe on a constant
-        such as ``rdf:type ex:Observation`` may reach a whole class), then scans."""
-        joined = sum(1 for t in lit.pattern if isinstance(t, Var) and t.name in self.bound)
-        constants = sum(1 for t in lit.pattern if not isinstance(t, Var))
-        full = joined + constants == len(lit.pattern)
-        return (2 if full else 1 if joined else 0, joined, constants)
+        such as ``rdf:type ex:Observation`` may reach a whole class), then scans. Between equals, an atom
+        whose first position is bound: a triple's subject and predicate reach a few objects, where an
+        object bound with ``rdf:type`` reaches a whole class (CityBench's C-SPARQL Q9 probed every
+        ``?x a ?ob`` before the observation's own triples)."""
+        pattern = lit.pattern
+        joined = sum(1 for t in pattern if isinstance(t, Var) and t.name in self.bound)
+        constants = sum(1 for t in pattern if not isinstance(t, Var))
+        full = joined + constants == len(pattern)
+        first = 1 if pattern and (not isinstance(pattern[0], Var) or pattern[0].name in self.bound) else 0
+        return (2 if full else 1 if joined else 0, joined, constants, first)
 
 
 def _named(code: CodeType, placeholder: str, name: str) -> CodeType:

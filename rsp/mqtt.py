@@ -186,7 +186,7 @@ class MqttSource:
     socket holds (up to :data:`READ_PACKETS` packets), acknowledges it and keeps the connection alive, and
     :attr:`fd` is the socket to wait on. A second Python thread would take the interpreter's lock from the
     reader at every system call of every message (four or five each): at 10,000 messages/s that cost
-    about 80 µs of CPU per message, against the 15 µs the client needs alone (benchmarks/mqtt.py).
+    about 80 µs of CPU per message, against the 18 µs the client needs alone (benchmarks/mqtt.py).
     Reconnection waits :data:`BACKOFF`, checked at each read (the reader looks at least once a second)."""
 
     regular = False

@@ -223,17 +223,20 @@ def _start_context(settings: dict[str, str]) -> None:
     process = getattr(gateway, "proc", None)
     if process is not None and process.stdout is not None:
         threading.Thread(
-            target=_copy_output, args=(process.stdout,), daemon=True, name="rsp-jvm-output"
+            target=_copy_output, args=(process.stdout, sys.stderr), daemon=True, name="rsp-jvm-output"
         ).start()
     SparkContext(conf=conf, gateway=gateway)
 
 
-def _copy_output(stream) -> None:
-    """The JVM's output, line by line, to stderr (blank lines and :data:`CHATTER` left out)."""
+def _copy_output(stream, target) -> None:
+    """The JVM's output (its Python workers' stderr too), line by line, to ``target``: stderr as it was
+    when Spark started, not whatever ``sys.stderr`` is when a line comes (a caller that redirects it for
+    a while, as ``contextlib.redirect_stderr`` does, would get a worker's message in what it captured).
+    Blank lines and :data:`CHATTER` are left out."""
     for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", "replace")
         if not line.strip() or line.startswith(CHATTER):
             continue
         with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            target.write(line)
+            target.flush()

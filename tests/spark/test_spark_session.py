@@ -45,3 +45,41 @@ def test_spark_submit_conf_wins_over_rsp_defaults(tmp_path):
     assert seen["spark.app.name"] == "mine"  # the user's --name
     assert seen["spark.sql.session.timeZone"] == "UTC"  # rsp's default where the user set nothing
     assert seen["spark.sql.streaming.stateStore.providerClass"].endswith("RocksDBStateStoreProvider")
+
+
+REDIRECTED_JOB = """
+import contextlib, io, time
+from rsp.spark.session import session
+
+def shout(x):
+    import sys
+    sys.stderr.write("rsp-marker from a Python worker\\n")
+    sys.stderr.flush()
+    return x
+
+spark = session()
+buffer = io.StringIO()
+with contextlib.redirect_stderr(buffer):
+    spark.sparkContext.parallelize([1]).map(shout).collect()
+    time.sleep(2)
+print("captured:", "rsp-marker" in buffer.getvalue())
+spark.stop()
+"""
+
+
+@pytest.mark.skipif(java_executable() is None, reason="Spark needs Java")
+def test_the_jvm_output_goes_to_stderr_as_it_was_when_spark_started(tmp_path):
+    """A Python worker's message (the JVM's output, which rsp copies to stderr) reaches the process's
+    stderr, not a ``contextlib.redirect_stderr`` that is active when it arrives: a command run in-process
+    under such a redirection (the CLI robustness tests) saw PySpark's BrokenPipeError tracebacks of an
+    earlier Spark test's workers as its own."""
+    job = tmp_path / "job.py"
+    job.write_text(REDIRECTED_JOB)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(job)], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "captured: False" in done.stdout
+    assert "rsp-marker from a Python worker" in done.stderr

@@ -69,7 +69,9 @@ def stream_lines(draw) -> list[str]:
             continue
         elif kind == "text":  # a literal holding a separator str.splitlines cuts at (N-Triples allows it)
             raw = draw(st.sampled_from(SEPARATORS))
-            lines.append(f'<http://ex.org/s{draw(st.integers(0, 2))}> <http://ex.org/p> "a{raw}b" . # {time_}\n')
+            lines.append(
+                f'<http://ex.org/s{draw(st.integers(0, 2))}> <http://ex.org/p> "a{raw}b" . # {time_}\n'
+            )
             continue
         shown = max(0, time_ - draw(st.integers(1, 2500))) if kind == "back" else time_
         lines.append(_line(draw(st.integers(0, 2)), draw(st.integers(0, 9)), shown))
@@ -98,20 +100,21 @@ def _pieces(lines: list[str], cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def _run_files(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]]) -> str:
-    """The reference: the command over the lines written to files."""
+def _run_files(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]]) -> tuple[int, str]:
+    """The reference: the command over the lines written to files, its exit code and its output (a
+    stream whose every line is rejected is an error: exit 2, as through a pipe)."""
     args = []
     for index, (iri, lines) in enumerate(streams):
         path = tmp / f"stream{index}.nt"
         path.write_text("".join(lines), encoding="utf-8")
         args += ["--stream", f"{iri}={path}" if iri else str(path)]
     out = tmp / "file-output"
-    assert main([*command, *args, "--quiet", "--output", str(out)]) == 0
-    return out.read_text(encoding="utf-8")
+    code = main([*command, *args, "--quiet", "--output", str(out)])
+    return code, out.read_text(encoding="utf-8") if out.exists() else ""
 
 
-def _run_pipes(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]], cuts) -> str:
-    """The command over the same lines arriving through pipes, cut into pieces."""
+def _run_pipes(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]], cuts) -> tuple[int, str]:
+    """The command over the same lines arriving through pipes, cut into pieces: exit code and output."""
     args, threads, readers = [], [], []
     for iri, lines in streams:
         read, write = os.pipe()
@@ -120,13 +123,13 @@ def _run_pipes(tmp: Path, command: list[str], streams: list[tuple[str, list[str]
         args += ["--stream", f"{iri}=/dev/fd/{read}" if iri else f"/dev/fd/{read}"]
     out = tmp / "live-output"
     try:
-        assert main([*command, *args, "--quiet", "--output", str(out)]) == 0
+        code = main([*command, *args, "--quiet", "--output", str(out)])
     finally:
         for thread in threads:
             thread.join(WAIT)
         for read in readers:
             os.close(read)
-    return out.read_text(encoding="utf-8")
+    return code, out.read_text(encoding="utf-8") if out.exists() else ""
 
 
 def _query_case(text: str, streams, about: str):
@@ -145,16 +148,18 @@ def test_pipes_equal_files_on_a_fixed_case(tmp_path: Path) -> None:
     query = tmp_path / "q.rq"
     query.write_text(TWO_STREAMS, encoding="utf-8")
     streams = [("http://ex.org/a", lines_a), ("http://ex.org/b", lines_b)]
-    expected = _run_files(tmp_path, ["run", str(query)], streams)
-    assert expected.count("\n") == 5  # instants 1000 … 5000
-    assert _run_pipes(tmp_path, ["run", str(query)], streams, [7, 150, 333]) == expected
+    code, expected = _run_files(tmp_path, ["run", str(query)], streams)
+    assert code == 0 and expected.count("\n") == 5  # instants 1000 … 5000
+    assert _run_pipes(tmp_path, ["run", str(query)], streams, [7, 150, 333]) == (0, expected)
 
 
 def test_a_literal_with_a_line_separator_is_one_line_from_a_pipe(tmp_path: Path) -> None:
     """U+2028, U+0085 and the other separators of str.splitlines may stand raw in an N-Triples
     literal: from a pipe as from a file, the line is one element (each was cut in two and both halves
     rejected), and a lone carriage return ends a line in both."""
-    lines = [f'<http://ex.org/s1> <http://ex.org/p> "a{raw}b" . # {100 * k}\n' for k, raw in enumerate(SEPARATORS)]
+    lines = [
+        f'<http://ex.org/s1> <http://ex.org/p> "a{raw}b" . # {100 * k}\n' for k, raw in enumerate(SEPARATORS)
+    ]
     lines.append('<http://ex.org/s2> <http://ex.org/p> "cr" . # 900\r')
     lines.append('<http://ex.org/s2> <http://ex.org/p> "crlf" . # 950\r\n')
     query = tmp_path / "q.rq"
@@ -164,10 +169,11 @@ def test_a_literal_with_a_line_separator_is_one_line_from_a_pipe(tmp_path: Path)
         encoding="utf-8",
     )
     streams = [("http://ex.org/a", lines)]
-    expected = _run_files(tmp_path, ["run", str(query)], streams)
+    code, expected = _run_files(tmp_path, ["run", str(query)], streams)
+    assert code == 0
     values = {b["v"] for line in expected.split("\n")[:-1] for b in json.loads(line)["bindings"]}
     assert values >= {f'"a{raw}b"' for raw in SEPARATORS} | {'"cr"', '"crlf"'}, values
-    assert _run_pipes(tmp_path, ["run", str(query)], streams, [5, 61, 200]) == expected
+    assert _run_pipes(tmp_path, ["run", str(query)], streams, [5, 61, 200]) == (0, expected)
 
 
 @pytest.mark.generated
@@ -182,8 +188,10 @@ def test_generated_live_streams_equal_files(tmp_path_factory, lines_a, lines_b, 
     query.write_text(text, encoding="utf-8")
     streams = [("http://ex.org/a", lines_a)] + ([("http://ex.org/b", lines_b)] if two else [])
     with saved_on_failure(GOLDEN_QUERIES, _query_case(text, streams, "live input equals replay")):
-        expected = _run_files(tmp, ["run", str(query)], streams)
-        assert _run_pipes(tmp, ["run", str(query)], streams, cuts) == expected
+        # the same exit code too: a run whose every line is rejected fails alike from files and pipes
+        assert _run_pipes(tmp, ["run", str(query)], streams, cuts) == _run_files(
+            tmp, ["run", str(query)], streams
+        )
 
 
 @st.composite
@@ -221,15 +229,17 @@ def test_generated_live_atoms_equal_files(tmp_path_factory, lines, cuts) -> None
         (tmp / "s.txt").write_text("".join(lines), encoding="utf-8")
         expected_out, live_out = tmp / "expected", tmp / "live"
         command = ["lars", str(program), "--quiet", "--output"]
-        assert main([*command, str(expected_out), "--stream", str(tmp / "s.txt")]) == 0
+        # the same exit code too: a stream whose every line is rejected fails alike from a file and a pipe
+        expected_code = main([*command, str(expected_out), "--stream", str(tmp / "s.txt")])
         read, write = os.pipe()
         thread = _writer(write, _pieces(lines, cuts))
         try:
-            assert main([*command, str(live_out), "--stream", f"/dev/fd/{read}"]) == 0
+            assert main([*command, str(live_out), "--stream", f"/dev/fd/{read}"]) == expected_code
         finally:
             thread.join(WAIT)
             os.close(read)
-        assert live_out.read_text() == expected_out.read_text()
+        written = [p.read_text() if p.exists() else "" for p in (live_out, expected_out)]
+        assert written[0] == written[1]
 
 
 # -- real processes -----------------------------------------------------------------------------------
@@ -354,7 +364,9 @@ def _wait_blocked_opening_the_fifo(pid: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     status, wchan = Path(f"/proc/{pid}/status"), Path(f"/proc/{pid}/wchan")
     while time.monotonic() < deadline:
-        caught = next((line.split()[1] for line in status.read_text().splitlines() if line.startswith("SigCgt")), "0")
+        caught = next(
+            (line.split()[1] for line in status.read_text().splitlines() if line.startswith("SigCgt")), "0"
+        )
         waiting = any(word in wchan.read_text() for word in ("fifo", "partner")) or _syscall(pid)
         if int(caught, 16) >> (signal.SIGTERM - 1) & 1 and waiting:
             return
@@ -470,3 +482,13 @@ def test_a_signal_stops_a_replay_without_a_traceback(tmp_path: Path, sig: signal
     os.killpg(rsp.proc.pid, sig)
     code, _rest, stderr = rsp.finish()
     assert (code, stderr) == (130, f"rsp lars: stopped by {sig.name} before the end of the input\n")
+
+
+def test_a_stream_whose_every_line_is_rejected_fails_alike_from_a_file_and_a_pipe(tmp_path: Path) -> None:
+    """The case make fuzz found with fresh seeds: no element read is an error (exit 2), from a pipe as
+    from a file, and neither writes an answer."""
+    query = tmp_path / "q.rq"
+    query.write_text(ONE_STREAM, encoding="utf-8")
+    streams = [("http://ex.org/a", ["<http://ex.org/s> <http://ex.org/p> oops . # 5\n"])]
+    assert _run_files(tmp_path, ["run", str(query)], streams) == (2, "")
+    assert _run_pipes(tmp_path, ["run", str(query)], streams, [3]) == (2, "")

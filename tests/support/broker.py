@@ -73,7 +73,7 @@ class Broker:
             "allow_anonymous true\n"
             f"{kept or 'persistence false' + chr(10)}"
             "log_dest stderr\n"
-            f"log_type {'all' if packets else 'error'}\n"
+            f"log_type {'all' if packets else 'warning'}\n"
             "max_queued_messages 1000000\n",
             encoding="utf-8",
         )

@@ -181,7 +181,12 @@ class _Gen:
 
     def horizon(self, table_var: str, key: str, step: int) -> None:
         self.emit(f"e = {table_var}[{key}]")
-        self.emit(f"h{step} = h{step - 1} if h{step - 1} < e else e")
+        self.min_horizon(step)
+
+    def min_horizon(self, step: int) -> None:
+        """``h<step>``: the horizon so far, lowered to ``e`` (the horizon of the fact just read)."""
+        self.emit(f"h{step} = {self.h} if {self.h} < e else e")
+        self.h = f"h{step}"
 
     def scan(self, step: int, lit: Literal, source: str | None, older: str | None = None) -> None:
         """Open a loop over the candidates of ``lit`` (delta list when ``source`` is given); ``older``:
@@ -311,6 +316,7 @@ class _Gen:
             return name
         self.lines = [f"def {name}(delta, t, new=None):"]
         self.emit("h0 = t if volatile else NEVER")
+        self.h = "h0"
         if delta_index:  # semi-naive without repeats: an atom before the delta's reads no new fact
             self.emit("if new is None: new = NO_NEW")
             for j in range(delta_index):
@@ -331,13 +337,7 @@ class _Gen:
             remaining.remove(delta_index)
             self.scan(step, self.positives[delta_index], "delta")
             self.pending_checks(comparisons, negatives)
-        while remaining:
-            best = max(remaining, key=lambda i: self._score(self.positives[i]))
-            remaining.remove(best)
-            step += 1
-            older = f"n{best}" if delta_index is not None and best < delta_index else None
-            self.scan(step, self.positives[best], None, older)
-            self.pending_checks(comparisons, negatives)
+        step = self._join(remaining, step, delta_index, comparisons, negatives)
         if (
             comparisons or negatives or self.guards
         ):  # pragma: no cover - safety guarantees everything gets bound
@@ -349,13 +349,97 @@ class _Gen:
             if names == head_vars and names:
                 args = key  # the head is the key itself: no new tuple
         if head.time is None:
-            self.emit(f"out.append(({args}, h{step}))")
+            self.emit(f"out.append(({args}, {self.h}))")
         else:
-            self.emit(f"out.append(({args}, {self.term(head.time)}, h{step}))")
+            self.emit(f"out.append(({args}, {self.term(head.time)}, {self.h}))")
         self.depth = 1
         self.emit(f"if out: {'emit' if head.time is None else 'emit_at'}(out)")
         self.ns["ONCE"] = (0,)
         return name
+
+    def _join(
+        self, atoms: list[int], step: int, delta_index: int | None, comparisons: list, negatives: list
+    ) -> int:
+        """Emit the loops that join the positive atoms ``atoms`` in greedy order; returns the last step.
+        Where the atoms left fall apart into parts that share no unbound variable, the parts' matches
+        are joined as a product (see :meth:`_product`)."""
+        atoms = list(atoms)
+        while atoms:
+            best = max(atoms, key=lambda i: self._score(self.positives[i]))
+            if self._score(self.positives[best])[0] < 2 and len(atoms) > 1:
+                parts = self._parts(atoms, comparisons)
+                if len(parts) > 1:
+                    return self._product(parts, step, delta_index, comparisons, negatives)
+            atoms.remove(best)
+            step += 1
+            older = f"n{best}" if delta_index is not None and best < delta_index else None
+            self.scan(step, self.positives[best], None, older)
+            self.pending_checks(comparisons, negatives)
+        return step
+
+    def _parts(self, atoms: list[int], comparisons: list) -> list[list[int]]:
+        """``atoms`` grouped into parts connected by unbound variables (a comparison or guard not yet
+        applied connects its variables too: an assignment binds what a later probe may use), best
+        part (by :meth:`_score` of its best atom) first, except that the part of the most atoms comes
+        last: the one :meth:`_product` joins in place (a part of one probe may have one match, and
+        collecting a large part's matches costs a tuple each)."""
+        parent: dict[str, str] = {}
+
+        def find(name: str) -> str:
+            while parent.setdefault(name, name) != name:
+                name = parent[name]
+            return name
+
+        def link(names: set[str]) -> None:
+            names = {n for n in names if n not in self.bound}
+            if names:
+                first = find(min(names))
+                for n in names:
+                    parent[find(n)] = first
+
+        for i in atoms:
+            link(self.positives[i].variables())
+        for check in [*comparisons, *self.guards]:
+            link(check.variables())
+        groups: dict[str, list[int]] = {}
+        for i in atoms:
+            free = sorted(self.positives[i].variables() - set(self.bound))
+            groups.setdefault(find(free[0]) if free else f"#{i}", []).append(i)
+        parts = sorted(
+            groups.values(), key=lambda part: max(self._score(self.positives[i]) for i in part), reverse=True
+        )
+        largest = max(parts, key=len)  # the first of the largest: emitted in place, the others collected
+        parts.remove(largest)
+        return [*parts, largest]
+
+    def _product(
+        self, parts: list[list[int]], step: int, delta_index: int | None, comparisons: list, negatives: list
+    ) -> int:
+        """Join parts that share no unbound variable without nesting one's probes in another's: the
+        matches of every part but the last are collected in a list once (with their horizons), the
+        last part's loops are emitted in place, and the lists are iterated inside them. Nested probes
+        would repeat the inner part's whole join for each match of the outer one (CityBench's C-SPARQL
+        Q9: its events, times the observations of the other stream)."""
+        collected = []
+        for part in parts[:-1]:
+            name = f"r{step}"
+            self.emit(f"{name} = []")
+            depth, bound, keys, horizon = self.depth, dict(self.bound), dict(self.key_vars), self.h
+            step = self._join(part, step, delta_index, comparisons, negatives)
+            names = {n: v for n, v in self.bound.items() if n not in bound}
+            self.emit(f"{name}.append(({''.join(v + ', ' for v in names.values())}{self.h}))")
+            self.depth, self.bound, self.key_vars, self.h = depth, bound, keys, horizon
+            self.emit(f"if not {name}: continue")
+            collected.append((name, names))
+        step = self._join(parts[-1], step, delta_index, comparisons, negatives)
+        for name, names in collected:
+            step += 1
+            self.emit(f"for {''.join(v + ', ' for v in names.values())}e in {name}:")
+            self.depth += 1
+            self.min_horizon(step)
+            self.bound.update(names)
+            self.pending_checks(comparisons, negatives)
+        return step
 
     def _score(self, lit: Literal) -> tuple[int, int, int, int]:
         """Join order: fully bound lookups first, then atoms joined on a variable already bound (a

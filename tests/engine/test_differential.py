@@ -67,6 +67,16 @@ FIXED = [
     ("@T late(X) :- [5] @U p(X), T = U + 3.\nmiss(X) :- [5] <> p(X), not late(X).", "0 p(a)\n2 p(b)\n9"),
     # box over a plain-derived predicate: only the window's first point or size 0 can hold
     ("i(X) :- p(X).\nb0(X) :- [0] [] i(X).\nb2(X) :- [2] [] i(X).", "0 p(a)\n1 p(a)\n2 p(a)"),
+    # products: body parts that share no variable once the delta's are bound are joined without
+    # nesting one in the other (rsp/engine/plan.py); derivations of different horizons, comparisons,
+    # an assignment and a negated atom across the parts, a product inside a recursion
+    (
+        "pp(X) :- [5] <> p(X).\npp(X) :- [1] <> p2(X).\nr(X,Y,Z) :- pp(X), [3] <> q(Y), [2] <> s(Z), not b(X,Z).\n"
+        "b(a,d).\nw(X,V) :- [4] <> q(X), [2] <> s(Y), [1] <> p(Z), V = Y + Z, V > 2, X != Y.\n"
+        "t(X,Y) :- [3] <> e(X,Y).\nt(X,Z) :- t(X,Y), [3] <> e(Y,Z), [2] <> m(W), [1] <> m(U), W != U.",
+        "0 p(1)\n0 m(a)\n1 p(a)\n1 e(a,b)\n2 p2(b)\n2 q(c)\n2 s(d)\n2 s(2)\n2 e(b,c)\n2 m(b)\n3 p(3)\n"
+        "3 q(2)\n3 s(1)\n3 e(c,a)\n4 p2(a)\n4 m(a)\n5 s(3)\n6\n8\n10",
+    ),
     # arithmetic corner cases: inexact and zero division, strings and numbers
     (
         "d(Z) :- p(X,Y), Z = X / Y.\nlt(X) :- p(X,Y), X < Y.\nne(X) :- s(X), X != 1.",

